@@ -1,0 +1,154 @@
+"""Find raggity.toml, parse it, and validate every key with messages that name file, line and key."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from raggity.config.schema import SECTIONS, Config
+from raggity.core.errors import ConfigError
+
+CONFIG_NAME = "raggity.toml"
+CONFIG_ENV = "RAGGITY_CONFIG"
+
+
+def find_config_file(explicit: Path | None = None, start: Path | None = None) -> Path | None:
+    """--config, then $RAGGITY_CONFIG, then raggity.toml in the current folder or any parent."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"{explicit}: config file not found", "check the --config path")
+        return explicit.resolve()
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file named by ${CONFIG_ENV} not found", f"fix or unset {CONFIG_ENV}")
+        return path.resolve()
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / CONFIG_NAME
+        if path.is_file():
+            return path
+    return None
+
+
+def load_config(explicit: Path | None = None, start: Path | None = None) -> Config:
+    path = find_config_file(explicit, start)
+    if path is None:
+        return Config()
+    try:
+        raw_text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from exc
+    return parse_config(raw_text, path)
+
+
+def parse_config(raw_text: str, path: Path) -> Config:
+    try:
+        data = tomllib.loads(raw_text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}", "fix the syntax at that line") from exc
+    locate = _KeyLocator(raw_text)
+    sections: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in SECTIONS:
+            raise ConfigError(
+                f"{path}:{locate.section(name)}: unknown section [{name}]{_suggest(name, SECTIONS)}",
+                f"sections are {', '.join('[' + s + ']' for s in SECTIONS)}",
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}:{locate.key('', name)}: {name} must be a [{name}] table")
+        sections[name] = _build_section(name, value, path, locate)
+    return Config(**sections, source=path.resolve())
+
+
+def _build_section(name: str, values: dict[str, Any], path: Path, locate: _KeyLocator) -> Any:
+    cls = SECTIONS[name]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        where = f"{path}:{locate.key(name, key)}"
+        if key not in fields:
+            raise ConfigError(
+                f"{where}: unknown key [{name}] {key}{_suggest(key, fields)}",
+                "see raggity.toml.example for every key",
+            )
+        field = fields[key]
+        kwargs[key] = _check_value(value, field, f"{where}: [{name}] {key}")
+    return cls(**kwargs)
+
+
+def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
+    expected = field.type if isinstance(field.type, str) else field.type.__name__
+    lo, hi = field.metadata.get("lo"), field.metadata.get("hi")
+    if expected == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{label} must be true or false, got {value!r}")
+        return value
+    if expected == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{label} must be a whole number, got {value!r}")
+    elif expected == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{label} must be a number, got {value!r}")
+        value = float(value)
+    elif expected == "str":
+        if not isinstance(value, str):
+            raise ConfigError(f"{label} must be a string, got {value!r}")
+        return value
+    elif expected == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{label} must be a list of strings, got {value!r}")
+        return value
+    if lo is not None and value < lo:
+        raise ConfigError(f"{label} must be >= {_num(lo)}{_range_tail(hi)}, got {value!r}")
+    if hi is not None and value > hi:
+        raise ConfigError(f"{label} must be <= {_num(hi)}, got {value!r}")
+    return value
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _range_tail(hi: float | None) -> str:
+    return f" and <= {_num(hi)}" if hi is not None else ""
+
+
+def _suggest(word: str, options: Any) -> str:
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class _KeyLocator:
+    """Finds the line of a key in the raw text; tomllib does not report positions."""
+
+    _HEADER = re.compile(r"^\s*\[\s*([^\]\s]+)\s*\]")
+    _KEY = re.compile(r"""^\s*["']?([A-Za-z0-9_\-]+)["']?\s*=""")
+
+    def __init__(self, text: str) -> None:
+        self._lines = text.splitlines()
+
+    def section(self, name: str) -> int:
+        for number, line in enumerate(self._lines, start=1):
+            match = self._HEADER.match(line)
+            if match and match.group(1) == name:
+                return number
+        return 1
+
+    def key(self, section: str, key: str) -> int:
+        current = ""
+        for number, line in enumerate(self._lines, start=1):
+            header = self._HEADER.match(line)
+            if header:
+                current = header.group(1)
+                continue
+            match = self._KEY.match(line)
+            if match and match.group(1) == key and current == section:
+                return number
+        return self.section(section)

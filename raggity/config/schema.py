@@ -1,0 +1,125 @@
+"""Every configuration key: its type, default, allowed range and one-line help, in one place.
+
+The loader, `rag init`, raggity.toml.example and docs/configuration.md all derive from these
+dataclasses, so a key cannot exist in one and be missing from another.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def key(default: Any, help: str, *, lo: float | None = None, hi: float | None = None) -> Any:
+    """A config field with its help text and inclusive numeric range."""
+    meta = {"help": help, "lo": lo, "hi": hi}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    path: str = key(".raggity", "Index folder, relative to this file (LanceDB, Tantivy, manifest, caches).")
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    paths: list[str] = key([], "Folders `rag ingest` reads when no PATH is given, relative to this file.")
+    include: list[str] = key([], "Only files matching one of these globs are read (empty: every known type).")
+    exclude: list[str] = key([], "Files matching any of these globs are skipped.")
+    ignore_files: list[str] = key(
+        [".gitignore", ".ragignore"], "Gitignore-style files honoured in every folder."
+    )
+    chunk_tokens: int = key(256, "Tokens per retrievable chunk (embedder tokens).", lo=16, hi=512)
+    parent_tokens: int = key(1024, "Tokens per parent passage used by parent_document expansion.", lo=16)
+    max_file_mb: float = key(64.0, "Larger files are skipped with a warning.", lo=0.001)
+    follow_symlinks: bool = key(False, "Follow symbolic links that point outside the ingested folder.")
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    model: str = key("all-MiniLM-L6-v2", "Embedding model name (a packaged default or a pulled model).")
+    model_path: str = key("", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model.")
+    max_tokens: int = key(256, "Longest input the embedder sees, in tokens.", lo=8, hi=512)
+    batch_size: int = key(32, "Chunks embedded per ONNX call.", lo=1, hi=1024)
+    threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    candidates: int = key(30, "Hits taken from each of the dense and BM25 lists before fusion.", lo=1)
+    top_k: int = key(5, "Chunks given to the model (and shown by `rag search`).", lo=1)
+    hybrid: bool = key(True, "Fuse BM25 with dense search; false uses dense search alone.")
+    rrf_k: int = key(60, "Reciprocal rank fusion constant k in 1/(k + rank).", lo=1)
+    rerank: bool = key(True, "Reorder fused candidates with the cross-encoder when it is installed.")
+    rerank_model: str = key(
+        "ms-marco-MiniLM-L-6-v2", "Cross-encoder: a model name under the models folder, or a folder path."
+    )
+    rerank_max_tokens: int = key(512, "Longest query + passage pair the cross-encoder sees.", lo=16, hi=512)
+    dedup_cosine: float = key(0.92, "Drop a candidate this similar (cosine) to a better one.", lo=0.0, hi=1.0)
+    sufficiency_floor: float = key(
+        0.3, "Abstain when the best dense cosine is below this (see docs/retrieval.md).", lo=0.0, hi=1.0
+    )
+    relevance_floor: float = key(0.0, "Drop candidates whose rerank score is below this (0: off).", lo=0.0, hi=1.0)
+    parent_document: bool = key(False, "Give the model each hit's surrounding parent passage.")
+    hyde: bool = key(False, "Also search with the embedding of an LLM-written hypothetical answer.")
+    step_back: bool = key(False, "Also search with a broader question written by the LLM.")
+    expand: bool = key(False, "Also search with expand_n LLM-written rephrasings.")
+    expand_n: int = key(3, "Rephrasings written when expansion is on.", lo=1, hi=10)
+    graph: bool = key(False, "Add chunks of entities linked to the question (needs `rag graph-build`).")
+    graph_hops: int = key(1, "Graph neighbourhood depth for graph retrieval.", lo=0, hi=4)
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    model: str = key("qwen2.5-coder-0.5b-instruct", "Generator: a packaged model name or a pulled GGUF.")
+    model_path: str = key("", "Path to any GGUF file; overrides model.")
+    max_tokens: int = key(512, "Most tokens in one answer.", lo=1)
+    temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
+    context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512)
+    threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0)
+    seed: int = key(0, "Sampling seed, for repeatable answers.", lo=0)
+    cache: bool = key(False, "Reuse answers for the same question over the same retrieved chunks.")
+
+
+SECTIONS: dict[str, type] = {
+    "index": IndexConfig,
+    "ingest": IngestConfig,
+    "embedding": EmbeddingConfig,
+    "retrieval": RetrievalConfig,
+    "generation": GenerationConfig,
+}
+
+
+def data_home() -> Path:
+    """Where raggity keeps state that belongs to no config file."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "raggity"
+
+
+@dataclass(frozen=True)
+class Config:
+    index: IndexConfig = field(default_factory=IndexConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    # The file this came from; None means built-in defaults with the index in the data home.
+    source: Path | None = None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.source.parent if self.source is not None else data_home()
+
+    @property
+    def index_dir(self) -> Path:
+        """Relative index paths resolve against the config file, never the current folder."""
+        if self.source is None:
+            return data_home() / "index"
+        return (self.base_dir / Path(self.index.path).expanduser()).resolve()
+
+    def resolve(self, path: str) -> Path:
+        return (self.base_dir / Path(path).expanduser()).resolve()

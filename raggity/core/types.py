@@ -1,0 +1,148 @@
+"""Immutable values passed between pipeline stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+DocumentKind = Literal["markdown", "text", "rst", "html", "pdf", "code"]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A heading that starts at `offset` (a character offset into Document.text)."""
+
+    offset: int
+    level: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpan:
+    """Characters [start, end) of Document.text came from page `page` (1-based)."""
+
+    start: int
+    end: int
+    page: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """Plain text read from one file, or one segment of a very large file.
+
+    `line_offset` is the number of file lines before this segment, so that chunk line
+    ranges stay exact when a large file is streamed in pieces.
+    """
+
+    source: str
+    text: str
+    kind: DocumentKind
+    headings: tuple[Heading, ...] = ()
+    pages: tuple[PageSpan, ...] = ()
+    line_offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a chunk sits in its file: 1-based inclusive line range, and pages for PDFs."""
+
+    line_start: int
+    line_end: int
+    page_start: int | None = None
+    page_end: int | None = None
+
+    def __str__(self) -> str:
+        if self.page_start is not None:
+            if self.page_end is None or self.page_end == self.page_start:
+                return f"page {self.page_start}"
+            return f"pages {self.page_start}-{self.page_end}"
+        if self.line_start == self.line_end:
+            return f"line {self.line_start}"
+        return f"lines {self.line_start}-{self.line_end}"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable unit of text. `id` is derived from source path and content, so it is stable."""
+
+    id: str
+    source: str
+    text: str
+    heading: str
+    location: Location
+    parent_id: str
+    ordinal: int
+    n_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One entry of a ranked list from a single retriever. Scale of `score` is the retriever's own."""
+
+    chunk_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query as retrievers see it: text for BM25, an optional unit vector for dense search.
+
+    `label` names where the query came from ("question", "hyde", "step-back", "expand-1", ...),
+    so that a trace can say which list each candidate came from.
+    """
+
+    text: str
+    label: str = "question"
+    vector: tuple[float, ...] | None = None
+    lexical: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A chunk under consideration for the answer, with every score the pipeline gave it."""
+
+    chunk: Chunk
+    score: float
+    rrf_score: float = 0.0
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+    dense_cosine: float | None = None
+    rerank_score: float | None = None
+    origins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A numbered source as shown to the user. `supported` is False when the citing sentence
+    shares too little with the cited text to count as evidence."""
+
+    n: int
+    source: str
+    location: Location
+    text: str
+    supported: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class StageTrace:
+    """What one pipeline stage did: counts in and out, wall time, and free-form details."""
+
+    stage: str
+    ms: float
+    n_in: int
+    n_out: int
+    detail: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    question: str
+    text: str
+    abstained: bool
+    citations: tuple[Citation, ...]
+    trace: tuple[StageTrace, ...]
+    cached: bool = False
+    unsupported_sentences: tuple[str, ...] = ()
+
+
+ABSTAIN_MESSAGE = "I don't have enough information in the indexed documents to answer that."

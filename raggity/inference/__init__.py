@@ -1,0 +1,1 @@
+"""Model runtimes: ONNX embedder and cross-encoder, llama.cpp generator, tokenizers."""
