@@ -27,7 +27,9 @@ def find_config_file(explicit: Path | None = None, start: Path | None = None) ->
     if env:
         path = Path(env).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{path}: config file named by ${CONFIG_ENV} not found", f"fix or unset {CONFIG_ENV}")
+            raise ConfigError(
+                f"{path}: config file named by ${CONFIG_ENV} not found", f"fix or unset {CONFIG_ENV}"
+            )
         return path.resolve()
     folder = (start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):

@@ -42,7 +42,9 @@ class IngestConfig:
 @dataclass(frozen=True)
 class EmbeddingConfig:
     model: str = key("all-MiniLM-L6-v2", "Embedding model name (a packaged default or a pulled model).")
-    model_path: str = key("", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model.")
+    model_path: str = key(
+        "", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model."
+    )
     max_tokens: int = key(256, "Longest input the embedder sees, in tokens.", lo=8, hi=512)
     batch_size: int = key(32, "Chunks embedded per ONNX call.", lo=1, hi=1024)
     threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)
@@ -63,7 +65,9 @@ class RetrievalConfig:
     sufficiency_floor: float = key(
         0.3, "Abstain when the best dense cosine is below this (see docs/retrieval.md).", lo=0.0, hi=1.0
     )
-    relevance_floor: float = key(0.0, "Drop candidates whose rerank score is below this (0: off).", lo=0.0, hi=1.0)
+    relevance_floor: float = key(
+        0.0, "Drop candidates whose rerank score is below this (0: off).", lo=0.0, hi=1.0
+    )
     parent_document: bool = key(False, "Give the model each hit's surrounding parent passage.")
     hyde: bool = key(False, "Also search with the embedding of an LLM-written hypothetical answer.")
     step_back: bool = key(False, "Also search with a broader question written by the LLM.")

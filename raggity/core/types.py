@@ -74,6 +74,13 @@ class Chunk:
     ordinal: int
     n_tokens: int
 
+    @property
+    def search_text(self) -> str:
+        """What BM25 and the embedder see: the heading trail adds context a lone chunk lacks."""
+        if self.heading and not self.text.lstrip().startswith(self.heading.rsplit(" > ", 1)[-1]):
+            return f"{self.heading}\n{self.text}"
+        return self.text
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:

@@ -17,7 +17,9 @@ def load_hf_tokenizer(path: Path, max_tokens: int) -> HFTokenizerModel:
     try:
         tokenizer = HFTokenizerModel.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception on malformed files
-        raise ModelError(f"{path}: cannot load tokenizer: {exc}", "point the config at a valid tokenizer.json") from exc
+        raise ModelError(
+            f"{path}: cannot load tokenizer: {exc}", "point the config at a valid tokenizer.json"
+        ) from exc
     tokenizer.enable_truncation(max_tokens)
     tokenizer.enable_padding()
     return tokenizer

@@ -1,1 +1,1 @@
-"""pipeline layer."""
+"""Orchestration: the ingest and ask pipelines, query transforms, answer cache."""

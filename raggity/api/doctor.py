@@ -1,0 +1,90 @@
+"""Health checks behind `rag doctor`: each problem comes with the command or edit that fixes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from raggity.api.status import model_statuses
+from raggity.config.schema import Config
+from raggity.core.errors import RaggityError
+from raggity.store.bm25_index import Bm25Reader
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+from raggity.store.vector_table import VectorTableReader
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    message: str
+    fix: str = ""
+    severity: str = "error"  # "error" fails doctor; "warning" does not
+
+
+def run_checks(config: Config) -> list[Check]:
+    checks = [
+        Check(
+            "config",
+            True,
+            str(config.source) if config.source else "no raggity.toml found; using defaults",
+            "" if config.source else "run `rag init` to write one",
+            "warning" if not config.source else "error",
+        )
+    ]
+    for model in model_statuses(config):
+        if model.present:
+            checks.append(
+                Check(f"model: {model.role}", True, f"{model.name} {model.path} sha256 {model.sha256[:12]}")
+            )
+        else:
+            severity = "warning" if model.role == "reranker" else "error"
+            checks.append(
+                Check(f"model: {model.role}", False, f"{model.name} not available", model.note, severity)
+            )
+    checks.extend(_index_checks(config))
+    return checks
+
+
+def _index_checks(config: Config) -> list[Check]:
+    layout = IndexLayout(config.index_dir)
+    if not layout.exists():
+        return [Check("index", False, f"no index at {layout.root}", "run `rag ingest PATH`")]
+    try:
+        manifest = load_manifest(layout.manifest)
+    except RaggityError as exc:
+        return [Check("index", False, exc.message, exc.hint)]
+    live = manifest.live_ids()
+    checks = [Check("index", True, f"{len(manifest.sources)} files, {len(live)} chunks at {layout.root}")]
+    try:
+        table_ids = set(VectorTableReader(layout.table).all_ids())
+        bm25_ids = Bm25Reader(layout.tantivy).all_ids()
+    except (OSError, ValueError, RuntimeError) as exc:
+        return [
+            *checks,
+            Check("index stores", False, f"cannot read index stores: {exc}", "run `rag ingest --rebuild`"),
+        ]
+    missing = live - (table_ids & bm25_ids)
+    extra = (table_ids | bm25_ids) - live
+    if missing:
+        checks.append(
+            Check(
+                "index stores",
+                False,
+                f"{len(missing)} chunks listed but missing from the stores",
+                "run `rag ingest` (it re-indexes the affected files)",
+            )
+        )
+    elif extra:
+        checks.append(
+            Check(
+                "index stores",
+                True,
+                f"{len(extra)} leftover rows from an interrupted ingest (hidden)",
+                "run `rag ingest` to remove them",
+                "warning",
+            )
+        )
+    else:
+        checks.append(Check("index stores", True, "LanceDB, Tantivy and manifest agree"))
+    return checks

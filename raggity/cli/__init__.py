@@ -1,0 +1,1 @@
+"""The `rag` command: parse arguments, call one API function, render the result."""

@@ -1,0 +1,49 @@
+"""One error boundary for every command: a clear line and an exit code, a traceback only on --debug."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from raggity.core.errors import RaggityError
+
+INTERNAL_ERROR = 70
+INTERRUPTED = 130
+
+
+def debug_enabled(ctx: Any) -> bool:
+    return (
+        "--debug" in sys.argv
+        or os.environ.get("RAGGITY_DEBUG", "") not in ("", "0")
+        or bool((ctx.obj or {}).get("debug"))
+    )
+
+
+class GuardedGroup(TyperGroup):
+    # The context type is typer's vendored click Context, which is private; Any keeps the override sound.
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RaggityError as exc:
+            if debug_enabled(ctx):
+                raise
+            typer.secho(f"error: {exc.message}", fg="red", err=True)
+            if exc.hint:
+                typer.echo(f"  fix: {exc.hint}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted; the index keeps everything committed so far", err=True)
+            raise typer.Exit(INTERRUPTED) from None
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Exception as exc:
+            # Usage errors of the vendored click pass through untouched, so typer prints them itself.
+            if debug_enabled(ctx) or type(exc).__module__.startswith("typer."):
+                raise
+            typer.secho(f"internal error: {exc.__class__.__name__}: {exc}", fg="red", err=True)
+            typer.echo("  fix: rerun with --debug and report the traceback", err=True)
+            raise typer.Exit(INTERNAL_ERROR) from None

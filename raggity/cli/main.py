@@ -1,0 +1,234 @@
+"""Typer commands. Each parses its options, calls the API, and renders; heavy imports stay inside."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from raggity.cli.errors import GuardedGroup
+
+app = typer.Typer(
+    cls=GuardedGroup,
+    help="Ask questions about your own documents, answered locally with citations. No network, no API key.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml "
+        "in this folder or a parent).",
+        dir_okay=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks (for bug reports).")] = False,
+) -> None:
+    ctx.obj = {"debug": debug}
+
+
+def _session(config: Path | None) -> Any:
+    from raggity.api.session import Raggity
+    from raggity.config.loader import load_config
+
+    return Raggity(
+        load_config(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {message}")
+    )
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the file.")] = Path("raggity.toml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a starter raggity.toml listing every key with its default and a comment."""
+    from raggity.api.setup import write_starter_config
+
+    written = write_starter_config(path, force=force)
+    out.print(f"wrote {written}; the index will live in {written.parent / '.raggity'}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Files or folders (default: [ingest] paths).")
+    ] = None,
+    config: ConfigOption = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Drop the index and index everything again.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit non-zero (6) when any file was skipped.")
+    ] = False,
+    wait: Annotated[
+        float, typer.Option("--wait", help="Seconds to wait for another running ingest.", min=0)
+    ] = 0.0,
+    json_out: JsonOption = False,
+) -> None:
+    """Index files: new and changed files are (re)chunked and embedded, deleted ones removed."""
+    from raggity.cli.progress import RichIngestProgress
+
+    session = _session(config)
+    console = err if json_out else out
+    with RichIngestProgress(console) as progress:
+        report = session.ingest(
+            paths or [], rebuild=rebuild, strict=strict, wait_seconds=wait, progress=progress
+        )
+    if json_out:
+        from dataclasses import asdict
+
+        from raggity.cli.render import print_json
+
+        print_json(out, {**asdict(report), "index": str(session.layout.root)})
+        return
+    rate = report.chunks_written / report.embed_seconds if report.embed_seconds else 0.0
+    out.print(
+        f"[bold]done[/bold] in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
+        f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
+        f"{report.chunks_written} chunks embedded ({rate:.1f}/s)"
+        + (" [yellow](full rebuild: settings changed)[/yellow]" if report.rebuilt else "")
+    )
+    out.print(f"index: {session.layout.root}")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[
+        int | None, typer.Option("--k", "-k", help="How many results (default: [retrieval] top_k).", min=1)
+    ] = None,
+    config: ConfigOption = None,
+    json_out: JsonOption = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Show each retrieval stage's timing and counts.")
+    ] = False,
+) -> None:
+    """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
+    from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table
+
+    result = _session(config).search(query, k=k)
+    if json_out:
+        data: Any = [candidate_json(c) for c in result.candidates]
+        print_json(out, {"results": data, "trace": trace_json(result.trace)} if trace else data)
+        return
+    if not result.candidates:
+        out.print("no results")
+    else:
+        out.print(search_table(result.candidates))
+    if trace:
+        out.print(trace_table(result.trace))
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question, in quotes.")],
+    config: ConfigOption = None,
+    json_out: JsonOption = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Show what each pipeline stage did and its time.")
+    ] = False,
+    no_stream: Annotated[
+        bool, typer.Option("--no-stream", help="Print the answer only when it is complete.")
+    ] = False,
+) -> None:
+    """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
+    from raggity.cli.render import answer_json, print_json, print_sources, trace_table
+
+    session = _session(config)
+    streaming = not (json_out or no_stream)
+    started = time.perf_counter()
+    first: list[float] = []
+
+    def on_token(piece: str) -> None:
+        if not first:
+            first.append(time.perf_counter() - started)
+        if streaming:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+
+    answer = session.ask(question, on_token=on_token)
+    if json_out:
+        print_json(out, answer_json(answer))
+        return
+    if answer.abstained or not streaming or answer.cached:
+        out.print(answer.text)
+    else:
+        sys.stdout.write("\n")
+    print_sources(out, answer)
+    if trace:
+        out.print(trace_table(answer.trace))
+
+
+@app.command()
+def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
+    """Show what is indexed: files, chunks, models, disk size and the last ingest."""
+    from raggity.api.status import index_status, model_statuses
+    from raggity.cli.render import print_json
+    from raggity.config.loader import load_config
+
+    cfg = load_config(config)
+    st = index_status(cfg)
+    models = model_statuses(cfg)
+    if json_out:
+        from dataclasses import asdict
+
+        print_json(out, {**asdict(st), "models": [asdict(m) for m in models]})
+        return
+    last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"
+    out.print(f"config:      {st.config_file or 'none (defaults)'}")
+    out.print(
+        f"index:       {st.index_dir}"
+        + ("" if st.exists else "  [yellow](not created yet: run rag ingest PATH)[/yellow]")
+    )
+    out.print(
+        f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {st.disk_bytes / 1e6:.1f} MB\nlast ingest: {last}"
+    )
+    for m in models:
+        state = "[green]ok[/green]" if m.present else "[yellow]missing[/yellow]"
+        out.print(f"{m.role + ':':<20} {m.name} {state} {m.path} {m.note}".rstrip())
+
+
+@app.command()
+def doctor(config: ConfigOption = None) -> None:
+    """Check the config, models (with hashes) and index health, and say how to fix each problem."""
+    from raggity.api.doctor import run_checks
+    from raggity.config.loader import load_config
+
+    checks = run_checks(load_config(config))
+    failed = False
+    for check in checks:
+        if check.ok:
+            mark = (
+                "[green]ok[/green]  "
+                if check.severity == "error" or not check.fix
+                else "[yellow]warn[/yellow]"
+            )
+        else:
+            mark = "[red]FAIL[/red]" if check.severity == "error" else "[yellow]warn[/yellow]"
+            failed = failed or check.severity == "error"
+        out.print(f"{mark} {check.name}: {check.message}")
+        if check.fix:
+            out.print(f"      fix: {check.fix}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def run() -> None:
+    app()

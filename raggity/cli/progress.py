@@ -1,0 +1,60 @@
+"""A rich progress display for ingest: files, chunks and throughput; warnings printed above it."""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from raggity.cli.render import display_path
+
+
+class RichIngestProgress:
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} chunks/s"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self._task = self._progress.add_task("ingest", total=None, chunks=0, rate="-")
+        self._chunks = 0
+        self._started = time.perf_counter()
+        self.warnings = 0
+
+    def __enter__(self) -> RichIngestProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def planned(self, files: int) -> None:
+        self._progress.update(self._task, total=files)
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        self._chunks += chunks
+        elapsed = max(time.perf_counter() - self._started, 1e-6)
+        self._progress.update(
+            self._task, advance=files, chunks=self._chunks, rate=f"{self._chunks / elapsed:.1f}"
+        )
+
+    def warn(self, source: str, reason: str) -> None:
+        self.warnings += 1
+        self._console.print(f"[yellow]skipped[/yellow] {display_path(source)!r}: {reason}", highlight=False)

@@ -1,0 +1,137 @@
+"""Rich rendering of API results; JSON shapes for --json live here too."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from raggity.core.types import Answer, Candidate, StageTrace
+
+
+def display_path(source: str) -> str:
+    """Relative to the current folder when inside it, else with ~ for the home folder."""
+    try:
+        path = Path(source)
+        if not path.is_absolute():
+            return source
+        cwd = Path.cwd()
+        if path.is_relative_to(cwd):
+            return str(path.relative_to(cwd))
+        home = Path.home()
+        if path.is_relative_to(home):
+            return "~" + os.sep + str(path.relative_to(home))
+    except (OSError, ValueError):
+        pass
+    return source
+
+
+def snippet(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def candidate_json(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.chunk.id,
+        "source": c.chunk.source,
+        "location": str(c.chunk.location),
+        "score": round(c.score, 6),
+        "text": c.chunk.text,
+        "stages": {
+            "dense_rank": c.dense_rank,
+            "bm25_rank": c.bm25_rank,
+            "rrf_score": round(c.rrf_score, 6),
+            "dense_cosine": None if c.dense_cosine is None else round(c.dense_cosine, 6),
+            "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
+            "origins": list(c.origins),
+        },
+    }
+
+
+def trace_json(trace: Sequence[StageTrace]) -> list[dict[str, Any]]:
+    return [
+        {
+            "stage": t.stage,
+            "ms": t.ms,
+            "n_in": t.n_in,
+            "n_out": t.n_out,
+            **({"detail": t.detail} if t.detail else {}),
+        }
+        for t in trace
+    ]
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "answer": answer.text,
+        "abstained": answer.abstained,
+        "cached": answer.cached,
+        "citations": [
+            {
+                "n": c.n,
+                "source": c.source,
+                "location": str(c.location),
+                "text": c.text,
+                "supported": c.supported,
+            }
+            for c in answer.citations
+        ],
+        "unsupported_sentences": list(answer.unsupported_sentences),
+        "trace": trace_json(answer.trace),
+    }
+
+
+def print_json(console: Console, data: Any) -> None:
+    console.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def search_table(candidates: Sequence[Candidate]) -> Table:
+    table = Table(show_header=True, header_style="bold", expand=True)
+    table.add_column("#", justify="right", width=3)
+    table.add_column("score", justify="right", width=7)
+    table.add_column("source", overflow="fold", ratio=2)
+    table.add_column("snippet", ratio=5)
+    for rank, c in enumerate(candidates, start=1):
+        table.add_row(
+            str(rank),
+            f"{c.score:.3f}",
+            f"{display_path(c.chunk.source)}:{c.chunk.location}",
+            snippet(c.chunk.text),
+        )
+    return table
+
+
+def trace_table(trace: Sequence[StageTrace]) -> Table:
+    table = Table(title="trace", show_header=True, header_style="bold")
+    for name, justify in (
+        ("stage", "left"),
+        ("ms", "right"),
+        ("in", "right"),
+        ("out", "right"),
+        ("detail", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for t in trace:
+        detail = ", ".join(f"{k}={v}" for k, v in t.detail.items())
+        table.add_row(t.stage, f"{t.ms:.1f}", str(t.n_in), str(t.n_out), detail)
+    return table
+
+
+def print_sources(console: Console, answer: Answer) -> None:
+    if not answer.citations:
+        return
+    console.print("\n[bold]Sources[/bold]")
+    for c in answer.citations:
+        flag = "" if c.supported else "  [yellow](not supported by this source: check it)[/yellow]"
+        console.print(f"  [{c.n}] {display_path(c.source)}:{c.location}{flag}", highlight=False)
+    if answer.unsupported_sentences:
+        console.print(
+            f"[yellow]{len(answer.unsupported_sentences)} sentence(s) cite a source that does not support them.[/yellow]"
+        )

@@ -1,0 +1,65 @@
+"""Local text generation with llama.cpp; imported only when an answer is actually generated."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from raggity.core.errors import ModelError
+
+
+class LlamaGenerator:
+    def __init__(
+        self, gguf: Path, *, identity: str, context_size: int = 4096, threads: int = 0, seed: int = 0
+    ) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # the compiled extension failed to build or load
+            raise ModelError(f"llama-cpp-python is not importable: {exc}", "reinstall: make install") from exc
+        try:
+            self._llm: Any = Llama(
+                model_path=str(gguf),
+                n_ctx=context_size,
+                n_threads=threads or os.cpu_count() or 1,
+                seed=seed,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(
+                f"{gguf}: cannot load GGUF model: {exc}", "check [generation] model_path"
+            ) from exc
+        self._identity = identity
+        self._context_size = context_size
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def stream(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, object] | None = None,
+    ) -> Iterator[str]:
+        extra: dict[str, Any] = {}
+        if json_schema is not None:
+            # Grammar-constrained decoding: even a tiny model cannot emit unparseable JSON.
+            extra["response_format"] = {"type": "json_object", "schema": json_schema}
+        parts = self._llm.create_chat_completion(
+            messages=list(messages), max_tokens=max_tokens, temperature=temperature, stream=True, **extra
+        )
+        for part in parts:
+            delta = part["choices"][0]["delta"].get("content")
+            if delta:
+                yield delta

@@ -1,0 +1,26 @@
+"""Creates ONNX Runtime sessions tuned for small CPU machines."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from raggity.core.errors import ModelError
+
+
+def create_session(model: Path, threads: int = 0) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    # One intra-op pool sized to the cores: inter-op parallelism only adds contention on 2 cores.
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception hierarchy for bad files
+        raise ModelError(
+            f"{model}: cannot load ONNX model: {exc}", "reinstall the model or fix the path"
+        ) from exc

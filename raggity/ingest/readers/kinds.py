@@ -1,0 +1,41 @@
+"""Which files raggity reads, and as which kind of document, decided from the file name alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raggity.core.types import DocumentKind
+
+_BY_SUFFIX: dict[str, DocumentKind] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".rst": "rst",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    **dict.fromkeys(
+        (
+            ".py .js .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cc .cs .rb .php .sh .bash .zsh .swift"
+            " .kt .scala .sql .toml .yaml .yml .json .ini .cfg .lua .r .jl .m .pl .ex .exs .hs .ml .css"
+            " .scss .vue .svelte"
+        ).split(),
+        "code",
+    ),
+}
+
+# Compared lower-cased: "Makefile" and "makefile" are both read by make, "readme" is still a readme.
+_BY_NAME: dict[str, DocumentKind] = {
+    **dict.fromkeys(("makefile", "gnumakefile", "dockerfile", "containerfile", "justfile"), "code"),
+    **dict.fromkeys(("readme", "license", "licence", "copying", "notice", "authors", "changelog"), "text"),
+}
+
+
+def kind_of(path: Path) -> DocumentKind | None:
+    """The document kind for `path`, or None when raggity does not read files like it."""
+    name = path.name.lower()
+    by_name = _BY_NAME.get(name)
+    if by_name is not None:
+        return by_name
+    return _BY_SUFFIX.get(Path(name).suffix)

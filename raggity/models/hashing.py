@@ -1,0 +1,68 @@
+"""SHA-256 of model files, remembered by (path, size, mtime) so large files are hashed once."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from raggity.core.atomic_file import atomic_write_text
+from raggity.core.errors import ModelError
+
+_CHUNK = 4 * 1024 * 1024
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class HashCache:
+    """A JSON file mapping a resolved path to the digest of the exact bytes last seen there.
+
+    A changed size or mtime invalidates the entry, so a replaced or truncated model is hashed anew.
+    """
+
+    def __init__(self, file: Path) -> None:
+        self._file = file
+
+    def _load(self) -> dict[str, dict[str, object]]:
+        try:
+            data = json.loads(self._file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def digest(self, path: Path) -> str:
+        stat = path.stat()
+        key = str(path.resolve())
+        entries = self._load()
+        entry = entries.get(key)
+        if entry and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+            return str(entry["sha256"])
+        value = sha256_file(path)
+        entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}
+        # An unwritable cache only costs a re-hash next time.
+        with contextlib.suppress(OSError):
+            atomic_write_text(self._file, json.dumps(entries, indent=1))
+        return value
+
+    def verify(self, path: Path, expected: str, fix: str) -> None:
+        actual = self.digest(path)
+        if actual != expected:
+            raise ModelError(
+                f"{path}: SHA-256 mismatch (expected {expected[:12]}..., got {actual[:12]}...)",
+                fix,
+            )
+
+
+def cache_home() -> Path:
+    base = os.environ.get("RAGGITY_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"), "raggity"
+    )
+    return Path(base)

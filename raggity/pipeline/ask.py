@@ -1,0 +1,158 @@
+"""The ask pipeline after retrieval: abstain or select, expand, order, prompt, generate, check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from raggity.core.trace import TraceRecorder
+from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
+from raggity.pipeline.citations import check_citations
+from raggity.pipeline.generation import TextGenerator
+from raggity.pipeline.prompt import PromptSource, build_messages
+from raggity.retrieval.abstain import should_abstain
+from raggity.retrieval.reorder import lost_in_the_middle
+from raggity.retrieval.selection import SelectionPolicy
+from raggity.store.vector_table import VectorTableReader
+
+# Tokens kept free for the chat template and the system prompt around the sources.
+_PROMPT_OVERHEAD = 320
+
+
+@dataclass(frozen=True)
+class AskSettings:
+    top_k: int = 5
+    sufficiency_floor: float = 0.3
+    relevance_floor: float = 0.0
+    parent_document: bool = False
+    max_tokens: int = 512
+    temperature: float = 0.1
+
+
+def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
+    """relevance_floor applies to rerank scores only: RRF scores have no absolute meaning."""
+    policy = SelectionPolicy(settings.top_k, settings.relevance_floor)
+    scores = [c.rerank_score if c.rerank_score is not None else 1.0 for c in candidates]
+    return policy.select(candidates, scores)
+
+
+def expand_to_parents(selected: Sequence[Candidate], table: VectorTableReader) -> list[Chunk]:
+    """Each hit is replaced by its parent passage (its children joined in order); hits that share a
+    parent become one source, at the best hit's rank."""
+    siblings: dict[str, list[Chunk]] = {}
+    for chunk in table.fetch_by_parent(list(dict.fromkeys(c.chunk.parent_id for c in selected))):
+        siblings.setdefault(chunk.parent_id, []).append(chunk)
+    expanded: list[Chunk] = []
+    seen: set[str] = set()
+    for candidate in selected:
+        parent_id = candidate.chunk.parent_id
+        if parent_id in seen:
+            continue
+        seen.add(parent_id)
+        children = sorted(siblings.get(parent_id, [candidate.chunk]), key=lambda c: c.ordinal)
+        first, last = children[0].location, children[-1].location
+        expanded.append(
+            Chunk(
+                id=parent_id,
+                source=candidate.chunk.source,
+                text="".join(c.text for c in children),
+                heading=children[0].heading,
+                location=Location(first.line_start, last.line_end, first.page_start, last.page_end),
+                parent_id=parent_id,
+                ordinal=children[0].ordinal,
+                n_tokens=sum(c.n_tokens for c in children),
+            )
+        )
+    return expanded
+
+
+def fit_to_budget(chunks: Sequence[Chunk], count_tokens: Callable[[str], int], budget: int) -> list[Chunk]:
+    """Keeps chunks in rank order while they fit; the best chunk is cut to fit rather than dropped."""
+    kept: list[Chunk] = []
+    used = 0
+    for chunk in chunks:
+        cost = count_tokens(chunk.text) + 24
+        if used + cost <= budget:
+            kept.append(chunk)
+            used += cost
+        elif not kept:
+            ratio = max(budget - 24, 1) / max(cost, 1)
+            kept.append(_truncated(chunk, int(len(chunk.text) * ratio)))
+            break
+    return kept
+
+
+def _truncated(chunk: Chunk, chars: int) -> Chunk:
+    return Chunk(
+        chunk.id,
+        chunk.source,
+        chunk.text[:chars],
+        chunk.heading,
+        chunk.location,
+        chunk.parent_id,
+        chunk.ordinal,
+        chunk.n_tokens,
+    )
+
+
+def answer_from_candidates(
+    question: str,
+    candidates: Sequence[Candidate],
+    *,
+    settings: AskSettings,
+    table: VectorTableReader,
+    generator: Callable[[], TextGenerator],
+    trace: TraceRecorder,
+    on_token: Callable[[str], None] | None = None,
+) -> Answer:
+    with trace.stage("abstain", len(candidates)) as rec:
+        best = max((c.dense_cosine for c in candidates if c.dense_cosine is not None), default=None)
+        abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
+        rec.n_out = 0 if abstain else len(candidates)
+        rec.detail.update(best_cosine=best, floor=settings.sufficiency_floor, abstained=abstain)
+    if abstain:
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
+    with trace.stage("select", len(candidates)) as rec:
+        selected = select_candidates(candidates, settings)
+        rec.n_out = len(selected)
+        rec.detail.update(top_k=settings.top_k, relevance_floor=settings.relevance_floor)
+    if not selected:
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
+    with trace.stage("parent-expansion", len(selected)) as rec:
+        chunks = (
+            expand_to_parents(selected, table) if settings.parent_document else [c.chunk for c in selected]
+        )
+        rec.n_out = len(chunks)
+        rec.detail["enabled"] = settings.parent_document
+    with trace.stage("load-model", 0) as rec:
+        model = generator()
+        rec.detail["model"] = model.identity
+    with trace.stage("prompt", len(chunks)) as rec:
+        budget = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
+        fitted = fit_to_budget(chunks, model.count_tokens, budget)
+        ordered = lost_in_the_middle(fitted)
+        sources = [PromptSource(n, chunk, chunk.text) for n, chunk in enumerate(ordered, start=1)]
+        messages = build_messages(question, sources)
+        rec.n_out = len(sources)
+        rec.detail["budget_tokens"] = budget
+    with trace.stage("generate", len(sources)) as rec:
+        pieces: list[str] = []
+        for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
+            pieces.append(piece)
+            if on_token is not None:
+                on_token(piece)
+        text = "".join(pieces).strip()
+        rec.n_out = 1
+        rec.detail["chars"] = len(text)
+    with trace.stage("citations", len(sources)) as rec:
+        check = check_citations(text, sources)
+        rec.n_out = len(check.citations)
+        rec.detail.update(unsupported=len(check.unsupported_sentences), invalid=list(check.invalid_numbers))
+    return Answer(
+        question,
+        text,
+        False,
+        check.citations,
+        trace.stages,
+        unsupported_sentences=check.unsupported_sentences,
+    )

@@ -1,0 +1,70 @@
+"""Resolves [n] markers in an answer to sources and flags citations the source does not support."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from raggity.core.types import Citation
+from raggity.pipeline.prompt import PromptSource
+
+_MARKER = re.compile(r"\[(\d+)\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her his how i if in "
+    "into is it its may might more most no not of on or our she should so such than that the their them then "
+    "there these they this those to was we were what when where which while who why will with would you your "
+    "also about any each other only over some very".split()
+)
+# Share of a sentence's content words that must appear in the cited text for it to count as support.
+SUPPORT_THRESHOLD = 0.5
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1}
+
+
+def support(sentence: str, source_text: str) -> float:
+    words = content_words(_MARKER.sub(" ", sentence))
+    if not words:
+        return 1.0
+    return len(words & content_words(source_text)) / len(words)
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    citations: tuple[Citation, ...]
+    unsupported_sentences: tuple[str, ...]
+    invalid_numbers: tuple[int, ...]
+
+
+def check_citations(answer: str, sources: Sequence[PromptSource]) -> CitationCheck:
+    by_n = {s.n: s for s in sources}
+    cited: dict[int, bool] = {}
+    unsupported: list[str] = []
+    invalid: list[int] = []
+    for sentence in filter(None, (s.strip() for s in _SENTENCE_END.split(answer))):
+        numbers = [int(n) for n in _MARKER.findall(sentence)]
+        for n in numbers:
+            source = by_n.get(n)
+            if source is None:
+                invalid.append(n)
+                continue
+            ok = support(sentence, source.text) >= SUPPORT_THRESHOLD
+            cited[n] = cited.get(n, False) or ok
+            if not ok and sentence not in unsupported:
+                unsupported.append(sentence)
+    citations = tuple(
+        Citation(n, by_n[n].chunk.source, by_n[n].chunk.location, by_n[n].text, supported=ok)
+        for n, ok in sorted(cited.items())
+    )
+    return CitationCheck(citations, tuple(unsupported), tuple(sorted(set(invalid))))

@@ -1,0 +1,273 @@
+"""Brings the index in step with a set of sources: add, replace and remove their chunks.
+
+Write order, so that a kill at any point leaves an index that answers and that the next run repairs:
+  1. new chunk rows go to LanceDB and Tantivy (invisible: the manifest does not list them yet);
+  2. the manifest is replaced atomically: this is the commit point;
+  3. rows no longer listed are deleted from both stores.
+Every run starts by deleting rows the manifest does not list (left by a killed run) and
+re-indexing sources whose listed rows are missing, so the final index equals a clean ingest.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from raggity.core.errors import RaggityError
+from raggity.core.protocols import Embedder, Tokenizer
+from raggity.core.types import Chunk, Document
+from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.store.bm25_index import Bm25Writer
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
+from raggity.store.vector_table import VectorTableWriter
+
+# Chunks embedded and written per batch: large enough for length-sorted batching to cut padding,
+# small enough that memory stays bounded on a huge file.
+BATCH_CHUNKS = 512
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One thing to index: a file, or a record of an evaluation corpus."""
+
+    source: str
+    size: int
+    mtime_ns: int
+    digest: Callable[[], str]
+    read: Callable[[], Iterator[Document]]
+
+
+class IngestProgress(Protocol):
+    def planned(self, files: int) -> None: ...
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None: ...
+
+    def warn(self, source: str, reason: str) -> None: ...
+
+
+class SilentProgress:
+    def planned(self, files: int) -> None:
+        pass
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        pass
+
+    def warn(self, source: str, reason: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Skipped:
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    added: int
+    changed: int
+    removed: int
+    unchanged: int
+    skipped: tuple[Skipped, ...]
+    chunks_written: int
+    tokens_embedded: int
+    seconds: float
+    embed_seconds: float
+    rebuilt: bool
+    repaired: int
+
+
+@dataclass
+class _Batch:
+    chunks: list[Chunk] = field(default_factory=list)
+    finished: dict[str, SourceEntry] = field(default_factory=dict)
+
+
+class IndexSync:
+    def __init__(
+        self,
+        layout: IndexLayout,
+        *,
+        embedder: Embedder,
+        tokenizer: Tokenizer,
+        chunking: ChunkingSettings,
+        progress: IngestProgress | None = None,
+    ) -> None:
+        self._layout = layout
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self._chunking = chunking
+        self._progress = progress or SilentProgress()
+        self._fingerprint = Fingerprint(embedder.identity, chunking.chunk_tokens, chunking.parent_tokens)
+        self._embed_seconds = 0.0
+        self._tokens = 0
+        self._written = 0
+
+    def run(
+        self, sources: Sequence[SourceFile], in_scope: Callable[[str], bool], *, rebuild: bool = False
+    ) -> IngestReport:
+        started = time.perf_counter()
+        manifest = load_manifest(self._layout.manifest)
+        rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)
+        if rebuilt or manifest.fingerprint is None:
+            manifest = self._reset()
+        table = VectorTableWriter(self._layout.lancedb, self._embedder.dim)
+        bm25 = Bm25Writer(self._layout.tantivy)
+        repaired = self._repair(manifest, table, bm25)
+
+        current = {s.source for s in sources}
+        removed = [s for s in manifest.sources if in_scope(s) and s not in current]
+        stale: set[str] = set()
+        for source in removed:
+            stale.update(manifest.sources.pop(source).chunk_ids)
+        if removed:
+            manifest.save(self._layout.manifest)
+
+        todo, unchanged = self._plan(sources, manifest)
+        self._progress.planned(len(todo))
+        skipped: list[Skipped] = []
+        stored = table.ids()
+        batch = _Batch()
+        added = changed = 0
+        for item in todo:
+            ids, problem = self._chunk_source(item, batch, table, bm25, manifest, stored)
+            digest = None if problem else _safe_digest(item)
+            if digest is None:
+                reason = problem or "vanished during ingest"
+                skipped.append(Skipped(item.source, reason))
+                self._progress.warn(item.source, reason)
+                old = manifest.sources.pop(item.source, None)
+                if old is not None:
+                    stale.update(old.chunk_ids)
+                self._progress.advanced(1, 0, 0)
+                continue
+            old = manifest.sources.get(item.source)
+            if old is not None:
+                stale.update(set(old.chunk_ids) - set(ids))
+                changed += 1
+            else:
+                added += 1
+            batch.finished[item.source] = SourceEntry(digest, item.size, item.mtime_ns, tuple(ids))
+            self._progress.advanced(1, 0, 0)
+        self._flush(batch, table, bm25, manifest, stored)
+        stale -= manifest.live_ids()
+        table.delete(stale)
+        bm25.delete(stale)
+        bm25.commit()
+        bm25.close()
+        if self._written or stale:
+            table.compact()
+        manifest.save(self._layout.manifest)
+        return IngestReport(
+            added=added,
+            changed=changed,
+            removed=len(removed),
+            unchanged=unchanged,
+            skipped=tuple(skipped),
+            chunks_written=self._written,
+            tokens_embedded=self._tokens,
+            seconds=time.perf_counter() - started,
+            embed_seconds=self._embed_seconds,
+            rebuilt=rebuilt,
+            repaired=repaired,
+        )
+
+    def _reset(self) -> Manifest:
+        """Manifest first, stores after: a kill in between leaves an empty manifest, which hides
+        any leftover rows and makes the next run index everything."""
+        manifest = Manifest(fingerprint=self._fingerprint)
+        manifest.save(self._layout.manifest)
+        for folder in (self._layout.lancedb, self._layout.tantivy):
+            shutil.rmtree(folder, ignore_errors=True)
+        return manifest
+
+    def _repair(self, manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer) -> int:
+        live = manifest.live_ids()
+        table_ids, bm25_ids = table.ids(), bm25.ids()
+        orphans_table, orphans_bm25 = table_ids - live, bm25_ids - live
+        table.delete(orphans_table)
+        bm25.delete(orphans_bm25)
+        # A listed source whose rows are gone from either store is indexed again.
+        damaged = [s for s, e in manifest.sources.items() if not set(e.chunk_ids) <= (table_ids & bm25_ids)]
+        for source in damaged:
+            del manifest.sources[source]
+        if orphans_bm25:
+            bm25.commit()
+        if damaged:
+            manifest.save(self._layout.manifest)
+        return len(orphans_table | orphans_bm25) + len(damaged)
+
+    def _plan(self, sources: Sequence[SourceFile], manifest: Manifest) -> tuple[list[SourceFile], int]:
+        todo: list[SourceFile] = []
+        unchanged = 0
+        for item in sources:
+            entry = manifest.sources.get(item.source)
+            if entry is not None and (entry.size, entry.mtime_ns) == (item.size, item.mtime_ns):
+                unchanged += 1
+            elif entry is not None and _safe_digest(item) == entry.sha256:
+                manifest.sources[item.source] = SourceEntry(
+                    entry.sha256, item.size, item.mtime_ns, entry.chunk_ids
+                )
+                unchanged += 1
+            else:
+                todo.append(item)
+        return todo, unchanged
+
+    def _chunk_source(
+        self,
+        item: SourceFile,
+        batch: _Batch,
+        table: VectorTableWriter,
+        bm25: Bm25Writer,
+        manifest: Manifest,
+        stored: set[str],
+    ) -> tuple[list[str], str | None]:
+        ids: list[str] = []
+        allocator = ChunkIdAllocator(item.source)
+        try:
+            for document in item.read():
+                chunks = chunk_document(
+                    document, self._tokenizer, self._chunking, start_ordinal=len(ids), ids=allocator
+                )
+                ids.extend(c.id for c in chunks)
+                batch.chunks.extend(c for c in chunks if c.id not in stored)
+                if len(batch.chunks) >= BATCH_CHUNKS:
+                    self._flush(batch, table, bm25, manifest, stored)
+        except (RaggityError, OSError) as exc:
+            return ids, str(exc) or exc.__class__.__name__
+        if not ids:
+            return ids, "no text"
+        return ids, None
+
+    def _flush(
+        self, batch: _Batch, table: VectorTableWriter, bm25: Bm25Writer, manifest: Manifest, stored: set[str]
+    ) -> None:
+        if batch.chunks:
+            texts = [c.search_text for c in batch.chunks]
+            started = time.perf_counter()
+            vectors = self._embedder.embed(texts)
+            self._embed_seconds += time.perf_counter() - started
+            table.add(batch.chunks, vectors)
+            bm25.add(batch.chunks)
+            bm25.commit()
+            tokens = sum(c.n_tokens for c in batch.chunks)
+            self._tokens += tokens
+            self._written += len(batch.chunks)
+            stored.update(c.id for c in batch.chunks)
+            self._progress.advanced(0, len(batch.chunks), tokens)
+            batch.chunks = []
+        if batch.finished:
+            manifest.sources.update(batch.finished)
+            manifest.save(self._layout.manifest)
+            batch.finished = {}
+
+
+def _safe_digest(item: SourceFile) -> str | None:
+    try:
+        return item.digest()
+    except OSError:
+        return None

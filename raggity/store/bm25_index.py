@@ -1,0 +1,87 @@
+"""The Tantivy BM25 index on disk: chunk id plus searchable text with English stemming."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from raggity.core.types import Chunk
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_HEAP_BYTES = 64_000_000
+
+
+def _schema() -> Any:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
+    return builder.build()
+
+
+def _open(folder: Path) -> Any:
+    import tantivy
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return tantivy.Index(_schema(), path=str(folder), reuse=True)
+
+
+def _all_ids(searcher: Any) -> set[str]:
+    import tantivy
+
+    hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1)).hits
+    return {searcher.doc(address)["id"][0] for _, address in hits}
+
+
+def lexical_query_text(text: str) -> str:
+    """Reduces free text to plain terms, so that user punctuation or words like AND/NOT are
+    never parsed as query syntax (tantivy's lenient parser drops terms after a syntax error)."""
+    return " ".join(word.lower() for word in _WORD.findall(text))
+
+
+class Bm25Writer:
+    def __init__(self, folder: Path) -> None:
+        self._index = _open(folder)
+        self._writer = self._index.writer(heap_size=_HEAP_BYTES, num_threads=1)
+
+    def ids(self) -> set[str]:
+        self._index.reload()
+        return _all_ids(self._index.searcher())
+
+    def add(self, chunks: Sequence[Chunk]) -> None:
+        import tantivy
+
+        for chunk in chunks:
+            self._writer.add_document(tantivy.Document(id=chunk.id, text=chunk.search_text))
+
+    def delete(self, ids: Iterable[str]) -> None:
+        for chunk_id in ids:
+            self._writer.delete_documents_by_term("id", chunk_id)
+
+    def commit(self) -> None:
+        self._writer.commit()
+
+    def close(self) -> None:
+        self._writer.wait_merging_threads()
+
+
+class Bm25Reader:
+    def __init__(self, folder: Path) -> None:
+        import tantivy
+
+        self._index: Any = tantivy.Index.open(str(folder)) if (folder / "meta.json").exists() else None
+        self._searcher: Any = self._index.searcher() if self._index is not None else None
+
+    def all_ids(self) -> set[str]:
+        return set() if self._searcher is None else _all_ids(self._searcher)
+
+    def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        terms = lexical_query_text(text)
+        if self._index is None or not terms or k <= 0:
+            return []
+        query = self._index.parse_query(terms, ["text"])
+        hits = self._searcher.search(query, k).hits
+        return [(self._searcher.doc(address)["id"][0], float(score)) for score, address in hits]

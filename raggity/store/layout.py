@@ -1,0 +1,42 @@
+"""Names of the files and folders inside one index folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    root: Path
+
+    @property
+    def lancedb(self) -> Path:
+        return self.root / "lancedb"
+
+    @property
+    def table(self) -> Path:
+        return self.lancedb / "chunks.lance"
+
+    @property
+    def tantivy(self) -> Path:
+        return self.root / "tantivy"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "ingest.lock"
+
+    @property
+    def graph(self) -> Path:
+        return self.root / "graph.json"
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache"
+
+    def exists(self) -> bool:
+        return self.manifest.is_file()

@@ -1,0 +1,188 @@
+"""The LanceDB chunk table: vectors, text and metadata, one row per chunk id.
+
+Writes go through lancedb. Reads go through Lance, the table's own storage engine, because
+`import lancedb` costs about 2 s and would dominate a cold `rag search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from raggity.core.protocols import Vectors
+from raggity.core.types import Chunk, Location
+
+TABLE = "chunks"
+_COLUMNS = [
+    "id",
+    "source",
+    "text",
+    "heading",
+    "parent_id",
+    "ordinal",
+    "n_tokens",
+    "line_start",
+    "line_end",
+    "page_start",
+    "page_end",
+]
+
+
+def _schema(dim: int) -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("source", pa.string()),
+            ("text", pa.string()),
+            ("heading", pa.string()),
+            ("parent_id", pa.string()),
+            ("ordinal", pa.int32()),
+            ("n_tokens", pa.int32()),
+            ("line_start", pa.int32()),
+            ("line_end", pa.int32()),
+            ("page_start", pa.int32()),
+            ("page_end", pa.int32()),
+            ("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def _quoted(ids: Iterable[str]) -> str:
+    return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+
+
+class VectorTableWriter:
+    def __init__(self, folder: Path, dim: int) -> None:
+        import lancedb
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self._db = lancedb.connect(str(folder))
+        self._dim = dim
+        self._table: Any = None
+        if TABLE in self._db.list_tables().tables:
+            self._table = self._db.open_table(TABLE)
+
+    def ids(self) -> set[str]:
+        if self._table is None:
+            return set()
+        return set(self._table.to_lance().to_table(columns=["id"])["id"].to_pylist())
+
+    def add(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        if not chunks:
+            return
+        import pyarrow as pa
+
+        loc = [c.location for c in chunks]
+        data = pa.table(
+            {
+                "id": [c.id for c in chunks],
+                "source": [c.source for c in chunks],
+                "text": [c.text for c in chunks],
+                "heading": [c.heading for c in chunks],
+                "parent_id": [c.parent_id for c in chunks],
+                "ordinal": [c.ordinal for c in chunks],
+                "n_tokens": [c.n_tokens for c in chunks],
+                "line_start": [x.line_start for x in loc],
+                "line_end": [x.line_end for x in loc],
+                "page_start": [x.page_start for x in loc],
+                "page_end": [x.page_end for x in loc],
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel()), self._dim
+                ),
+            },
+            schema=_schema(self._dim),
+        )
+        if self._table is None:
+            self._table = self._db.create_table(TABLE, data=data)
+        else:
+            self._table.add(data)
+
+    def delete(self, ids: Iterable[str]) -> None:
+        pending = sorted(set(ids))
+        if self._table is None or not pending:
+            return
+        for start in range(0, len(pending), 500):
+            self._table.delete(f"id IN ({_quoted(pending[start : start + 500])})")
+
+    def compact(self) -> None:
+        """Merges the small fragments that per-batch appends leave behind."""
+        if self._table is not None:
+            from datetime import timedelta
+
+            # Old versions are kept a while so that a concurrent reader's snapshot stays readable.
+            self._table.optimize(cleanup_older_than=timedelta(minutes=10))
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    chunk: Chunk
+    vector: Vectors
+
+
+class VectorTableReader:
+    """Read-only view of the table at the version that was latest when it was opened."""
+
+    def __init__(self, table: Path) -> None:
+        import lance
+
+        self._dataset: Any = lance.dataset(str(table)) if table.exists() else None
+
+    @property
+    def rows(self) -> int:
+        return 0 if self._dataset is None else int(self._dataset.count_rows())
+
+    def nearest(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) pairs, best first; exact search."""
+        if self._dataset is None or k <= 0:
+            return []
+        result = self._dataset.to_table(
+            nearest={
+                "column": "vector",
+                "q": np.asarray(vector, dtype=np.float32),
+                "k": k,
+                "metric": "cosine",
+            },
+            columns=["id", "_distance"],
+        )
+        ids = result["id"].to_pylist()
+        distances = result["_distance"].to_pylist()
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        if self._dataset is None or not ids:
+            return {}
+        table = self._dataset.to_table(columns=[*_COLUMNS, "vector"], filter=f"id IN ({_quoted(ids)})")
+        return {
+            row["id"]: StoredChunk(_chunk(row), np.asarray(row["vector"], dtype=np.float32))
+            for row in table.to_pylist()
+        }
+
+    def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]:
+        if self._dataset is None or not parent_ids:
+            return []
+        table = self._dataset.to_table(columns=_COLUMNS, filter=f"parent_id IN ({_quoted(parent_ids)})")
+        return [_chunk(row) for row in table.to_pylist()]
+
+    def all_ids(self) -> list[str]:
+        if self._dataset is None:
+            return []
+        return list(self._dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        source=row["source"],
+        text=row["text"],
+        heading=row["heading"],
+        location=Location(row["line_start"], row["line_end"], row["page_start"], row["page_end"]),
+        parent_id=row["parent_id"],
+        ordinal=row["ordinal"],
+        n_tokens=row["n_tokens"],
+    )
