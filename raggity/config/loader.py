@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -59,8 +60,10 @@ def parse_config(raw_text: str, path: Path) -> Config:
     sections: dict[str, Any] = {}
     for name, value in data.items():
         if name not in SECTIONS:
+            # A stray top-level key has no [header] line: locate it as a key, not a section.
+            line = locate.section(name) if isinstance(value, dict) else locate.key("", name)
             raise ConfigError(
-                f"{path}:{locate.section(name)}: unknown section [{name}]{_suggest(name, SECTIONS)}",
+                f"{path}:{line}: unknown section [{name}]{_suggest(name, SECTIONS)}",
                 f"sections are {', '.join('[' + s + ']' for s in SECTIONS)}",
             )
         if not isinstance(value, dict):
@@ -99,6 +102,8 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{label} must be a number, got {value!r}")
         value = float(value)
+        if math.isnan(value):  # nan compares false with both bounds and would pass the range check
+            raise ConfigError(f"{label} must be a number, got nan")
     elif expected == "str":
         if not isinstance(value, str):
             raise ConfigError(f"{label} must be a string, got {value!r}")

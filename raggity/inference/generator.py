@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,14 @@ class LlamaGenerator:
         except ImportError as exc:  # the compiled extension failed to build or load
             raise ModelError(f"llama-cpp-python is not importable: {exc}", "reinstall: make install") from exc
         try:
-            self._llm: Any = Llama(
-                model_path=str(gguf),
-                n_ctx=context_size,
-                n_threads=threads or os.cpu_count() or 1,
-                seed=seed,
-                verbose=False,
-            )
+            with _without_extra_buffers() if cpu_has_amx() else contextlib.nullcontext():
+                self._llm: Any = Llama(
+                    model_path=str(gguf),
+                    n_ctx=context_size,
+                    n_threads=threads or os.cpu_count() or 1,
+                    seed=seed,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise ModelError(
                 f"{gguf}: cannot load GGUF model: {exc}", "check [generation] model_path"
@@ -57,9 +60,49 @@ class LlamaGenerator:
             # Grammar-constrained decoding: even a tiny model cannot emit unparseable JSON.
             extra["response_format"] = {"type": "json_object", "schema": json_schema}
         parts = self._llm.create_chat_completion(
-            messages=list(messages), max_tokens=max_tokens, temperature=temperature, stream=True, **extra
+            messages=list(messages),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            # Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
+            repeat_penalty=1.1,
+            stream=True,
+            **extra,
         )
         for part in parts:
             delta = part["choices"][0]["delta"].get("content")
             if delta:
                 yield delta
+
+
+@cache
+def cpu_has_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            return any(line.startswith("flags") and " amx_int8" in line for line in handle)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _without_extra_buffers() -> Iterator[None]:
+    """Loads weights without llama.cpp's extra buffer types on AMX CPUs.
+
+    A native build on an AMX machine (Sapphire Rapids and later) repacks weights into AMX buffers
+    and segfaults in the first decode (ggml-org/llama.cpp#20824). llama-cpp-python does not expose
+    `use_extra_bufts`, so the default-params factory is wrapped while the model loads.
+    """
+    from llama_cpp import llama as llama_module
+
+    original = llama_module.llama_cpp.llama_model_default_params
+
+    def params() -> Any:
+        value = original()
+        if hasattr(value, "use_extra_bufts"):
+            value.use_extra_bufts = False
+        return value
+
+    llama_module.llama_cpp.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        llama_module.llama_cpp.llama_model_default_params = original

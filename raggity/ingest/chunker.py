@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -17,8 +17,14 @@ __all__ = ["ChunkIdAllocator", "ChunkingSettings", "chunk_document", "chunk_id"]
 # arbitrarily long word, so the token limit alone would not bound a chunk's size.
 MAX_CHARS_PER_TOKEN = 32
 
-# Where the first chunk of a section is guessed to end; later guesses use the previous chunk's ratio.
-_INITIAL_CHARS_PER_TOKEN = 4.0
+# Sections are tokenized in blocks of at most this many characters, ending after whitespace where
+# possible: one encode of megabytes is ~3x slower than the same text in blocks.
+_BLOCK_CHARS = 32_768
+
+# Split after each whitespace character, a whitespace-local tokenizer gives the same offsets as for
+# the whole: then a slice cut after whitespace needs no re-count. WordPiece (BERT) is; byte-level
+# BPE (tokens like " word") is not.
+_LOCALITY_PROBE = "Hello, world!  Ünïcode café\tdon't 3.14 中文字 x\u0301y\n\nNew  paragraph\n  indented. "
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s")
@@ -152,9 +158,10 @@ def _parent_ids(source: str, children: Sequence[_Child], settings: ChunkingSetti
 class _Splitter:
     """Cuts sections of one text into slices of at most `limit` tokens at the best boundaries.
 
-    Each chunk's own text is what gets tokenized, so every count is exact for the slice as the
-    embedder will see it. Where to cut is first guessed from the previous chunk's characters per
-    token; a guess that turns out too long is re-cut at the slice's own token offsets.
+    Each section is tokenized once; cut points are chosen on those token offsets. A slice can
+    tokenize differently on its own (a word cut in two), so a slice's count is re-checked by
+    tokenizing it, unless both its ends follow whitespace and the tokenizer is whitespace-local,
+    in which case the section's count is already exact and checking would double the cost.
     """
 
     def __init__(self, text: str, tokenizer: Tokenizer, limit: int) -> None:
@@ -162,58 +169,106 @@ class _Splitter:
         self._tokenizer = tokenizer
         self._limit = limit
         self._max_chars = limit * MAX_CHARS_PER_TOKEN
-        self._chars_per_token = _INITIAL_CHARS_PER_TOKEN
+        self._local = _is_whitespace_local(tokenizer)
+        self._section = (0, 0)
+        self._starts: list[int] = []  # token start offsets in the current section
+        self._rough_joins: list[int] = []  # block joins not after whitespace, where tokens may differ
 
     def pieces(self, start: int, end: int) -> Iterator[tuple[int, str, int]]:
         """(start, text, n_tokens) of the non-whitespace slices that together cover [start, end)."""
-        # Reset per section, so that editing one section cannot move the cuts in another.
-        self._chars_per_token = _INITIAL_CHARS_PER_TOKEN
+        self._section = (start, end)
+        self._tokenize_section()
         position = start
         while position < end:
-            cut, text, n_tokens = self._next_piece(position, end)
+            cut, text, n_tokens = self._next_piece(position)
             if not text.isspace():
                 yield position, text, n_tokens
             position = cut
 
-    def _next_piece(self, start: int, end: int) -> tuple[int, str, int]:
+    def _tokenize_section(self) -> None:
+        # In blocks: one encode of megabytes is ~3x slower than the same text in blocks.
+        start, end = self._section
+        self._starts = []
+        self._rough_joins = []
+        low = start
+        while low < end:
+            high = end if end - low <= _BLOCK_CHARS else self._block_end(low, low + _BLOCK_CHARS)
+            offsets = self._tokenizer.token_offsets(self._text[low:high])
+            self._starts.extend(low + token_start for token_start, _ in offsets)
+            if high < end and not self._text[high - 1].isspace():
+                self._rough_joins.append(high)
+            low = high
+
+    def _block_end(self, low: int, high: int) -> int:
+        middle = (low + high) // 2
+        newline = self._text.rfind("\n", middle, high)
+        if newline >= 0:
+            return newline + 1
+        space = _LAST_SPACE.search(self._text, middle, high)
+        return space.start() + 1 if space else high
+
+    def _next_piece(self, start: int) -> tuple[int, str, int]:
         """The slice from `start` that fits the limit when tokenized on its own."""
-        guess = start + max(1, int(self._limit * self._chars_per_token))
-        cut = self._cut(start, end, guess, (start + guess) // 2)
+        first = bisect_left(self._starts, start)
+        budget = self._limit
+        cut = self._cut(start, first, budget)
         while True:
             text = self._text[start:cut]
             if text.isspace():
                 return cut, text, 0  # dropped by the caller, so its count does not matter
-            offsets = self._tokenizer.token_offsets(text)
-            if offsets:
-                self._chars_per_token = (cut - start) / len(offsets)
-            if len(offsets) <= self._limit:
-                return cut, text, len(offsets)
-            # Too long: the slice's own offsets say exactly where the limit falls, up to the tokens
-            # at the new cut, which can differ when a word is cut in two; hence the loop.
-            over = start + offsets[self._limit][0]
-            half = start + offsets[self._limit // 2][0]
-            shorter = self._cut(start, end, over, half)
+            inside = bisect_left(self._starts, cut) - first
+            n_tokens = inside if self._exact(start, cut) else len(self._tokenizer.token_offsets(text))
+            if n_tokens <= self._limit:
+                return cut, text, n_tokens
+            # The slice alone has more tokens than the section's tokens inside it, e.g. a word cut
+            # into pieces or a giant [UNK] split at the character cap: cut earlier and check again.
+            budget = min(budget, inside) - (n_tokens - self._limit)
+            shorter = self._cut(start, first, budget) if budget >= 1 else start
             if not start < shorter < cut:
                 if cut - start == 1:
-                    raise ValueError(f"chunk_tokens={self._limit} is too small: one character is {len(offsets)} tokens")
-                shorter = start + max(1, (cut - start) * self._limit // len(offsets))
+                    raise ValueError(
+                        f"chunk_tokens={self._limit} is too small: one character is {n_tokens} tokens"
+                    )
+                shorter = start + max(1, (cut - start) * self._limit // n_tokens)
             cut = shorter
 
-    def _cut(self, start: int, end: int, limit: int, half: int) -> int:
-        """End of the chunk from `start` that ends by `limit`, at the best kind of boundary,
-        looked for first between `half` and `limit`."""
-        limit = max(start + 1, min(limit, start + self._max_chars))
+    def _exact(self, start: int, cut: int) -> bool:
+        """Whether the section's tokens inside [start, cut) are exactly the slice's own tokens."""
+        section_start, section_end = self._section
+        if (start, cut) == self._section and section_end - section_start <= _BLOCK_CHARS:
+            return True  # the slice is the one block that was tokenized
+        return (
+            self._local
+            and (start == section_start or self._text[start - 1].isspace())
+            and (cut == section_end or self._text[cut - 1].isspace())
+            and bisect_right(self._rough_joins, start) == bisect_left(self._rough_joins, cut)
+        )
+
+    def _cut(self, start: int, first: int, budget: int) -> int:
+        """End of the chunk from `start` holding at most `budget` of the section's tokens (counted
+        from index `first`), at the best kind of boundary in the second half of that window."""
+        starts = self._starts
+        end = self._section[1]
+        over = first + budget
+        limit = min(starts[over] if over < len(starts) else end, start + self._max_chars)
         if limit >= end:
             return end
+        limit = max(limit, start + 1)
         # Looking in the second half first keeps a paragraph break near the start from making a tiny chunk.
-        low = half if start < half < limit else start
-        for find in (self._paragraph_break, self._line_end, self._sentence_end, self._last_space):
+        # Whitespace after the start of token `half - 1` leaves the chunk at least half the budget.
+        half = first + max(1, budget // 2)
+        low = starts[half - 1] + 1 if half - 1 < len(starts) and starts[half - 1] + 1 < limit else start
+        for find in (self._line_end, self._sentence_end, self._last_space):
             space = find(low, limit)
             if space >= 0:
                 return self._after_space(space, limit)
         space = self._last_space(start, low)
-        # No whitespace at all (a giant word, or text without spaces): cut at the limit itself.
-        return self._after_space(space, limit) if space >= 0 else limit
+        if space >= 0:
+            return self._after_space(space, limit)
+        # No whitespace (a long URL, a giant word, text written without spaces): between tokens,
+        # or inside one giant [UNK] token at the character cap.
+        token = bisect_right(starts, limit) - 1
+        return starts[token] if token >= 0 and starts[token] > start else limit
 
     def _after_space(self, space: int, limit: int) -> int:
         # Whitespace stays with the chunk before it, so the next chunk starts at visible text.
@@ -238,6 +293,18 @@ class _Splitter:
     def _last_space(self, low: int, high: int) -> int:
         match = _LAST_SPACE.search(self._text, low, high)
         return match.start() if match else -1
+
+
+def _is_whitespace_local(tokenizer: Tokenizer) -> bool:
+    whole = tokenizer.token_offsets(_LOCALITY_PROBE)
+    for split in range(1, len(_LOCALITY_PROBE)):
+        if not _LOCALITY_PROBE[split - 1].isspace():
+            continue
+        left = tokenizer.token_offsets(_LOCALITY_PROBE[:split])
+        right = [(a + split, b + split) for a, b in tokenizer.token_offsets(_LOCALITY_PROBE[split:])]
+        if left + right != whole:
+            return False
+    return True
 
 
 class _LineCounter:

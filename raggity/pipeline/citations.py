@@ -10,7 +10,9 @@ from raggity.core.types import Citation
 from raggity.pipeline.prompt import PromptSource
 
 _MARKER = re.compile(r"\[(\d+)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at . ! or ? followed by space or the end, and owns the markers right after it:
+# "Paris is in France. [1] It is big. [2]" cites [1] for the first sentence, not the second.
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s*\[\d+\])*(?=\s|$)|\n+")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his how i if in "
@@ -47,12 +49,22 @@ class CitationCheck:
     invalid_numbers: tuple[int, ...]
 
 
+def _sentences(answer: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(answer):
+        parts.append(answer[start : match.end()].strip())
+        start = match.end()
+    parts.append(answer[start:].strip())
+    return [p for p in parts if p]
+
+
 def check_citations(answer: str, sources: Sequence[PromptSource]) -> CitationCheck:
     by_n = {s.n: s for s in sources}
     cited: dict[int, bool] = {}
     unsupported: list[str] = []
     invalid: list[int] = []
-    for sentence in filter(None, (s.strip() for s in _SENTENCE_END.split(answer))):
+    for sentence in _sentences(answer):
         numbers = [int(n) for n in _MARKER.findall(sentence)]
         for n in numbers:
             source = by_n.get(n)

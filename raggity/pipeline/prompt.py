@@ -19,7 +19,7 @@ SYSTEM_PROMPT = (
 
 # A source must not be able to close its block, open a fake one, cite itself as another number,
 # or smuggle chat-template control tokens into the conversation.
-_DELIMITER = re.compile(r"</?\s*source\b", re.IGNORECASE)
+_DELIMITER = re.compile(r"<\s*/?\s*source\b", re.IGNORECASE)
 _FAKE_CITATION = re.compile(r"\[(\s*\d+\s*)\]")
 _CONTROL_TOKEN = re.compile(r"<\|([^|>]{0,40})\|>")
 

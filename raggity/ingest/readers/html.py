@@ -19,7 +19,7 @@ from raggity.ingest.readers import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.text import bom_encoding, decode_bytes, require_text
 
-_HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object"})
+_HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe"})
 _PARAGRAPHS = frozenset(
     {"p", "pre", "blockquote", "table", "ul", "ol", "dl", "figure", "h1", "h2", "h3", "h4", "h5", "h6"}
 )
@@ -34,9 +34,7 @@ _CELLS = frozenset({"td", "th"})
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _SPACES = re.compile(r"\s+")
 # The HTML standard's prescan looks at the first 1024 bytes; some pages put long comments first.
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE
-)
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
 _PRESCAN_BYTES = 4096
 
 
@@ -102,13 +100,14 @@ class _Extractor(HTMLParser):
         elif tag == "title":
             self._in_title = True
         if tag == "br":
-            self._newline(force=True)
+            self._newline()
         elif tag in _PARAGRAPHS:
             self._break(2)
         elif tag in _LINES:
             self._break(1)
         elif tag in _CELLS:
             if self._row_has_cell:
+                self._pending_space = False
                 self._emit(" | ")
             self._row_has_cell = True
         if tag == "tr":
@@ -179,8 +178,6 @@ class _Extractor(HTMLParser):
         if self._pending_space and self._newlines_at_end == 0 and self._length:
             self._append(" ")
         self._pending_space = False
-        if self._heading is not None and self._heading[0] == self._length - 0 and not self._out:
-            pass
         self._append(piece)
 
     def _append(self, piece: str) -> None:
@@ -199,9 +196,10 @@ class _Extractor(HTMLParser):
             self._append("\n" * (newlines - self._newlines_at_end))
         self._move_open_heading()
 
-    def _newline(self, *, force: bool) -> None:
+    def _newline(self) -> None:
+        """A line break that always counts: two <br> in a row leave a blank line."""
         self._pending_space = False
-        if self._length or force:
+        if self._length:
             self._append("\n")
         self._move_open_heading()
 

@@ -37,9 +37,13 @@ def markdown_headings(text: str) -> tuple[Heading, ...]:
         line = lines[index]
         if fence is not None:
             closing = _FENCE.fullmatch(line)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
-                if not closing.group(2).strip():
-                    fence = None
+            if (
+                closing
+                and closing.group(1)[0] == fence[0]
+                and len(closing.group(1)) >= len(fence)
+                and not closing.group(2).strip()
+            ):
+                fence = None
             previous_is_paragraph = False
             continue
         opening = _FENCE.fullmatch(line)

@@ -9,6 +9,7 @@ lone "\\r" both become "\\n", so that line numbers match what editors show.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from raggity.ingest.readers import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 BLOCK_BYTES = 1 << 16
+_NON_BLANK = re.compile(r"\S")
 BINARY_SNIFF_BYTES = 8192
 
 # UTF-32 LE starts with the UTF-16 LE mark, so it must be tried first.
@@ -148,29 +150,56 @@ class Segment:
 def segment(pieces: Iterable[str], segment_chars: int) -> Iterator[Segment]:
     """Regroup text pieces into segments of at most `segment_chars`, each cut just after a "\\n".
 
-    A segment is longer only when a single line is. Leading blank text is held back until a
-    non-blank character appears, so a blank file yields nothing and raises UnreadableFileError("no text").
+    Every segment holds some non-blank text: blank lines join the text that follows them (or, at the
+    end of the file, the text before). A segment is longer than `segment_chars` only when one line,
+    or a run of blank lines, is. A blank file yields nothing and raises UnreadableFileError("no text").
     """
+    held: Segment | None = None
+    for part in _segments_with_text(pieces, segment_chars):
+        if _NON_BLANK.search(part.text):
+            if held is not None:
+                yield held
+            held = part
+        elif held is not None:
+            # Trailing blank lines: the only blank part is the final one.
+            held = Segment(held.text + part.text, held.line_offset)
+    if held is None:
+        raise UnreadableFileError("no text")
+    yield held
+
+
+def _segments_with_text(pieces: Iterable[str], segment_chars: int) -> Iterator[Segment]:
+    """Line-aligned segments, each with non-blank text, except perhaps a blank final one."""
     buffer: list[str] = []
     size = 0
-    # False while the buffer holds part of one long line: then only a piece with a "\n" can end
-    # it, and re-joining the buffer for every other piece would make long lines quadratic.
-    has_newline = False
-    seen_text = False
+    # Whether the buffer can be cut: it holds a line end after its first non-blank character.
+    # Tracked per piece, so that a long line or a long blank run is not re-joined for every piece.
+    has_text = False
+    can_cut = False
     newlines_before = 0
     for piece in pieces:
+        if not piece:
+            continue
         buffer.append(piece)
         size += len(piece)
-        seen_text = seen_text or not piece.isspace()
-        has_newline = has_newline or "\n" in piece
-        if size < segment_chars or not has_newline or not seen_text:
+        if has_text:
+            can_cut = can_cut or "\n" in piece
+        else:
+            found = _NON_BLANK.search(piece)
+            if found is not None:
+                has_text = True
+                can_cut = "\n" in piece[found.start() :]
+        if size < segment_chars or not can_cut:
             continue
         text = "".join(buffer)
         start = 0
         while len(text) - start >= segment_chars:
-            cut = text.rfind("\n", start, start + segment_chars)
+            found = _NON_BLANK.search(text, start)
+            if found is None:
+                break
+            cut = text.rfind("\n", found.start(), start + segment_chars)
             if cut < 0:
-                cut = text.find("\n", start + segment_chars)
+                cut = text.find("\n", max(found.start(), start + segment_chars))
                 if cut < 0:
                     break
             part = text[start : cut + 1]
@@ -180,9 +209,9 @@ def segment(pieces: Iterable[str], segment_chars: int) -> Iterator[Segment]:
         rest = text[start:]
         buffer = [rest] if rest else []
         size = len(rest)
-        has_newline = "\n" in rest
-    if not seen_text:
-        raise UnreadableFileError("no text")
+        found = _NON_BLANK.search(rest)
+        has_text = found is not None
+        can_cut = found is not None and "\n" in rest[found.start() :]
     if buffer:
         yield Segment("".join(buffer), newlines_before)
 
