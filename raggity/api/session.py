@@ -138,7 +138,7 @@ class Raggity:
                 self.layout,
                 embedder=self.embedder,
                 tokenizer=self.tokenizer,
-                chunking=self._chunking(),
+                chunking=self.chunking(),
                 progress=progress,
             )
             report = sync.run(sources, in_roots(roots), rebuild=rebuild)
@@ -151,7 +151,7 @@ class Raggity:
             )
         return report
 
-    def _chunking(self) -> ChunkingSettings:
+    def chunking(self) -> ChunkingSettings:
         cfg = self.config.ingest
         return ChunkingSettings(cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens))
 

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from raggity.cli.errors import GuardedGroup
+from raggity.cli.eval_command import eval_command
+from raggity.cli.models_command import models_app
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+from raggity.cli.shared import session as _session
 
 app = typer.Typer(
     cls=GuardedGroup,
@@ -20,20 +23,6 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        "-c",
-        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml "
-        "in this folder or a parent).",
-        dir_okay=False,
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 
 
 @app.callback()
@@ -42,15 +31,6 @@ def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks (for bug reports).")] = False,
 ) -> None:
     ctx.obj = {"debug": debug}
-
-
-def _session(config: Path | None) -> Any:
-    from raggity.api.session import Raggity
-    from raggity.config.loader import load_config
-
-    return Raggity(
-        load_config(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {message}")
-    )
 
 
 @app.command()
@@ -181,9 +161,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, models, disk size and the last ingest."""
     from raggity.api.status import index_status, model_statuses
     from raggity.cli.render import print_json
-    from raggity.config.loader import load_config
 
-    cfg = load_config(config)
+    cfg = load(config)
     st = index_status(cfg)
     models = model_statuses(cfg)
     if json_out:
@@ -209,9 +188,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 def doctor(config: ConfigOption = None) -> None:
     """Check the config, models (with hashes) and index health, and say how to fix each problem."""
     from raggity.api.doctor import run_checks
-    from raggity.config.loader import load_config
 
-    checks = run_checks(load_config(config))
+    checks = run_checks(load(config))
     failed = False
     for check in checks:
         if check.ok:
@@ -230,5 +208,13 @@ def doctor(config: ConfigOption = None) -> None:
         raise typer.Exit(1)
 
 
+app.command("eval")(eval_command)
+app.add_typer(models_app, name="models")
+
+
 def run() -> None:
     app()
+
+
+if __name__ == "__main__":
+    run()

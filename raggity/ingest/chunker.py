@@ -21,10 +21,14 @@ MAX_CHARS_PER_TOKEN = 32
 # possible: one encode of megabytes is ~3x slower than the same text in blocks.
 _BLOCK_CHARS = 32_768
 
-# Split after each whitespace character, a whitespace-local tokenizer gives the same offsets as for
-# the whole: then a slice cut after whitespace needs no re-count. WordPiece (BERT) is; byte-level
-# BPE (tokens like " word") is not.
-_LOCALITY_PROBE = "Hello, world!  Ünïcode café\tdon't 3.14 中文字 x\u0301y\n\nNew  paragraph\n  indented. "
+# Whitespace that every tokenizer we know of treats as a word separator. Python's str.isspace also
+# accepts characters such as form feed, which BERT deletes, joining the words on either side.
+_PLAIN_SPACE = frozenset(" \t\n\r")
+
+# Split after each plain-space character, a whitespace-local tokenizer gives the same offsets as for
+# the whole: then a slice cut after plain space needs no re-count. WordPiece (BERT) is local;
+# byte-level BPE (tokens like " word") is not.
+_LOCALITY_PROBE = "Hello, world!  Ünïcode café\tdon't 3.14 中文字 x\u0301y\r\n\nNew  paragraph\n  indented. "
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s")
@@ -160,7 +164,7 @@ class _Splitter:
 
     Each section is tokenized once; cut points are chosen on those token offsets. A slice can
     tokenize differently on its own (a word cut in two), so a slice's count is re-checked by
-    tokenizing it, unless both its ends follow whitespace and the tokenizer is whitespace-local,
+    tokenizing it, unless both its ends follow plain space and the tokenizer is whitespace-local,
     in which case the section's count is already exact and checking would double the cost.
     """
 
@@ -195,7 +199,7 @@ class _Splitter:
             high = end if end - low <= _BLOCK_CHARS else self._block_end(low, low + _BLOCK_CHARS)
             offsets = self._tokenizer.token_offsets(self._text[low:high])
             self._starts.extend(low + token_start for token_start, _ in offsets)
-            if high < end and not self._text[high - 1].isspace():
+            if high < end and self._text[high - 1] not in _PLAIN_SPACE:
                 self._rough_joins.append(high)
             low = high
 
@@ -239,8 +243,8 @@ class _Splitter:
             return True  # the slice is the one block that was tokenized
         return (
             self._local
-            and (start == section_start or self._text[start - 1].isspace())
-            and (cut == section_end or self._text[cut - 1].isspace())
+            and (start == section_start or self._text[start - 1] in _PLAIN_SPACE)
+            and (cut == section_end or self._text[cut - 1] in _PLAIN_SPACE)
             and bisect_right(self._rough_joins, start) == bisect_left(self._rough_joins, cut)
         )
 
@@ -258,7 +262,7 @@ class _Splitter:
         # Whitespace after the start of token `half - 1` leaves the chunk at least half the budget.
         half = first + max(1, budget // 2)
         low = starts[half - 1] + 1 if half - 1 < len(starts) and starts[half - 1] + 1 < limit else start
-        for find in (self._line_end, self._sentence_end, self._last_space):
+        for find in (self._paragraph_break, self._line_end, self._sentence_end, self._last_space):
             space = find(low, limit)
             if space >= 0:
                 return self._after_space(space, limit)
@@ -298,7 +302,7 @@ class _Splitter:
 def _is_whitespace_local(tokenizer: Tokenizer) -> bool:
     whole = tokenizer.token_offsets(_LOCALITY_PROBE)
     for split in range(1, len(_LOCALITY_PROBE)):
-        if not _LOCALITY_PROBE[split - 1].isspace():
+        if _LOCALITY_PROBE[split - 1] not in _PLAIN_SPACE:
             continue
         left = tokenizer.token_offsets(_LOCALITY_PROBE[:split])
         right = [(a + split, b + split) for a, b in tokenizer.token_offsets(_LOCALITY_PROBE[split:])]

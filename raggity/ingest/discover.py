@@ -37,6 +37,8 @@ JUNK_FOLDERS = frozenset(
     }
 )  # fmt: skip
 _MB = 1024 * 1024
+# Non-blocking, so that opening a FIFO cannot stall discovery.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -197,15 +199,13 @@ class _Walk:
         for name in self.config.ignore_files:
             path = os.path.join(folder.path, name)
             try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    lines = handle.read().splitlines()
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                continue
+                lines = _read_ignore_file(path)
             except OSError as exc:
                 # Silently missing rules would ingest what the user asked to leave out.
                 self.found.skip(path, path, f"ignore file unreadable: {_os_reason(exc)}")
                 continue
-            rules = rules.adding(parse_ignore_file(folder.rel, lines))
+            if lines is not None:
+                rules = rules.adding(parse_ignore_file(folder.rel, lines))
         return _Folder(folder.path, folder.real, folder.rel, rules, folder.via_link)
 
     def _visit(
@@ -313,11 +313,26 @@ class _Walk:
         return real == self.root_real or real.startswith(root)
 
 
+def _read_ignore_file(path: str) -> list[str] | None:
+    """The lines of an ignore file, or None when there is no such regular file."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace").splitlines()
+    finally:
+        os.close(fd)
+
+
 def _unreadable_reason(path: Path) -> str | None:
     """Why the file cannot be opened for reading, or None. Opening, not os.access, so ACLs count too."""
     try:
         # Non-blocking: a FIFO must not stall discovery (and is already excluded as irregular).
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         return (
             f"unreadable: {_os_reason(exc)}"

@@ -161,20 +161,22 @@ def test_allow_list_gitignore_idiom(root: Path) -> None:
     assert found(run(root), root) == ["a.md", "docs/b.md"]
 
 
-def test_unreadable_ignore_file_is_reported(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    make(root, "a.md", ".gitignore")
-    ignore_file = str(root / ".gitignore")
-    real_open = open
-
-    def refusing_open(file: object, *args: object, **kwargs: object) -> object:
-        if str(file) == ignore_file:
-            raise PermissionError(errno.EACCES, "Permission denied", ignore_file)
-        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr("builtins.open", refusing_open)
+def test_unreadable_ignore_file_is_reported(root: Path, refuse: set[str]) -> None:
+    make(root, "a.md", "b.md")
+    (root / ".gitignore").write_text("b.md\n")
+    refuse.add(str(root / ".gitignore"))
     discovery = run(root)
-    assert found(discovery, root) == ["a.md"]
+    assert found(discovery, root) == ["a.md", "b.md"]
     assert reasons(discovery, root) == {".gitignore": "ignore file unreadable: permission denied"}
+
+
+def test_ignore_file_that_is_not_a_regular_file_is_passed_over(root: Path) -> None:
+    make(root, "a.md", "sub/b.md")
+    os.mkfifo(root / ".gitignore")
+    (root / "sub" / ".ragignore").mkdir()
+    discovery = run(root)
+    assert found(discovery, root) == ["a.md", "sub/b.md"]
+    assert discovery.skipped == ()
 
 
 def test_include_globs_are_relative_to_the_root(root: Path) -> None:

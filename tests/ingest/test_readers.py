@@ -570,5 +570,20 @@ def test_html_without_head_or_body_tags(tmp_path: Path) -> None:
     assert read_one(write(tmp_path / "a.html", "plain <i>words</i>\n\n here")).text == "plain words here"
 
 
+@pytest.mark.parametrize(
+    ("page", "text"),
+    [
+        ("a<br><br>b", "a\n\nb"),
+        ("a&nbsp;&nbsp; b&lt;c&#x41;", "a b<cA"),
+        ("<p>x<b>y</b>z</p><p>w</p>", "xyz\n\nw"),
+        ("<ul><li>a<ul><li>b</li></ul></li><li>c</li></ul>", "a\n\nb\n\nc"),
+        ("<table><td>a</td><td>b</td></table><table><td>c</td></table>", "a | b\n\nc"),
+        ("<pre>\n  x\n\n  y</pre>after", "  x\n\n  y\n\nafter"),
+    ],
+)
+def test_html_layout(tmp_path: Path, page: str, text: str) -> None:
+    assert read_one(write(tmp_path / "a.html", page)).text == text
+
+
 def test_html_malformed_marked_section_is_a_reason(tmp_path: Path) -> None:
     assert reason(write(tmp_path / "a.html", "<p>x</p><![foo[ bar ]]>")).startswith("malformed HTML")

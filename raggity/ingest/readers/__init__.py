@@ -7,6 +7,7 @@ from pathlib import Path
 
 from raggity.core.errors import RaggityError
 from raggity.core.types import Document
+from raggity.ingest.readers.kinds import kind_of
 
 __all__ = ["UnreadableFileError", "read_file"]
 
@@ -31,8 +32,6 @@ def read_file(path: Path, *, segment_chars: int = DEFAULT_SEGMENT_CHARS) -> Iter
 def _read(path: Path, segment_chars: int) -> Iterator[Document]:
     # Readers are imported on first use: pypdf alone costs more start-up time than
     # commands that never read a file (search, ask) can afford.
-    from raggity.ingest.readers.kinds import kind_of
-
     kind = kind_of(path)
     if kind == "markdown":
         from raggity.ingest.readers.markdown import read_markdown

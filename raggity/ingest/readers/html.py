@@ -81,7 +81,6 @@ class _Extractor(HTMLParser):
         self._in_title = False
         self._pre_depth = 0
         self._skip_pre_newline = False
-        self._row_has_cell = False
         self._heading: tuple[int, int, list[str]] | None = None
         self._headings: list[Heading] = []
 
@@ -105,13 +104,10 @@ class _Extractor(HTMLParser):
             self._break(2)
         elif tag in _LINES:
             self._break(1)
-        elif tag in _CELLS:
-            if self._row_has_cell:
-                self._pending_space = False
-                self._emit(" | ")
-            self._row_has_cell = True
-        if tag == "tr":
-            self._row_has_cell = False
+        elif tag in _CELLS and self._length and self._newlines_at_end == 0:
+            # Every cell but a row's first follows text on the same line.
+            self._pending_space = False
+            self._emit(" | ")
         if tag == "pre":
             self._pre_depth += 1
             self._skip_pre_newline = True

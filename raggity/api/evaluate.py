@@ -1,0 +1,190 @@
+"""`rag eval`: index a BEIR collection, run every query through retrieval, score it with trec_eval's
+definitions, and compare BM25 alone, dense alone, hybrid RRF and hybrid + rerank in one run."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from raggity.api.session import Raggity
+from raggity.config.schema import Config, IndexConfig
+from raggity.core.trace import TraceRecorder
+from raggity.core.types import Candidate, Document, Heading
+from raggity.evaluation.dataset import BeirDataset, CorpusDoc, load_beir
+from raggity.evaluation.metrics import evaluate_run, percentile
+from raggity.pipeline.ingest import IndexSync, IngestProgress, SourceFile
+from raggity.pipeline.search import Mode
+
+# Floors tabulated for the abstention trade-off (see docs/retrieval.md).
+FLOOR_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+
+
+@dataclass(frozen=True)
+class SystemScore:
+    name: str
+    metrics: dict[str, float]
+    p50_ms: float
+    p95_ms: float
+
+
+@dataclass(frozen=True)
+class AbstentionRow:
+    floor: float
+    answerable_abstained: float
+    unrelated_abstained: float | None
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    dataset: str
+    documents: int
+    queries: int
+    chunks: int
+    index_seconds: float
+    systems: tuple[SystemScore, ...]
+    gold_recall: dict[str, float]
+    abstention: tuple[AbstentionRow, ...]
+    configured_floor: float
+
+
+def _document_source(doc: CorpusDoc) -> SourceFile:
+    text = f"{doc.title}\n\n{doc.text}" if doc.title else doc.text
+    headings = (Heading(0, 1, doc.title),) if doc.title else ()
+
+    def read() -> Iterator[Document]:
+        yield Document(doc.id, text, "text", headings)
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return SourceFile(doc.id, len(text), 0, lambda: digest, read)
+
+
+def ranked_documents(candidates: Sequence[Candidate], limit: int) -> list[str]:
+    """Chunk ranking -> document ranking: a document ranks where its best chunk does."""
+    return list(dict.fromkeys(c.chunk.source for c in candidates))[:limit]
+
+
+def evaluate(
+    dataset_dir: Path,
+    config: Config,
+    *,
+    k: int = 10,
+    index_dir: Path | None = None,
+    abstain_queries: Path | None = None,
+    progress: IngestProgress | None = None,
+    on_query: Callable[[str], None] | None = None,
+) -> EvalReport:
+    dataset = load_beir(dataset_dir)
+    workdir = Path(tempfile.mkdtemp(prefix="raggity-eval-")) if index_dir is None else None
+    root = index_dir if index_dir is not None else workdir
+    assert root is not None
+    session = Raggity(replace(config, index=IndexConfig(str(root.resolve())), source=config.source))
+    try:
+        started = time.perf_counter()
+        sync = IndexSync(
+            session.layout,
+            embedder=session.embedder,
+            tokenizer=session.tokenizer,
+            chunking=session.chunking(),
+            progress=progress,
+        )
+        sync.run([_document_source(d) for d in dataset.corpus], lambda _: True)
+        index_seconds = time.perf_counter() - started
+        depth = max(100, k)
+        systems = _score_systems(session, dataset, k, depth, on_query)
+        gold, best_answerable = _squad_checks(session, dataset, k)
+        unrelated = (
+            _best_cosines(session, [q.text for q in load_beir(abstain_queries).queries])
+            if abstain_queries
+            else None
+        )
+        floors = _abstention_table(best_answerable, unrelated)
+        return EvalReport(
+            dataset.name,
+            len(dataset.corpus),
+            len(dataset.queries),
+            _live_chunks(session),
+            index_seconds,
+            systems,
+            gold,
+            floors,
+            config.retrieval.sufficiency_floor,
+        )
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _live_chunks(session: Raggity) -> int:
+    from raggity.store.manifest import load_manifest
+
+    return len(load_manifest(session.layout.manifest).live_ids())
+
+
+def _score_systems(
+    session: Raggity, dataset: BeirDataset, k: int, depth: int, on_query: Callable[[str], None] | None
+) -> tuple[SystemScore, ...]:
+    plans: list[tuple[str, Mode, bool]] = [
+        ("bm25", "bm25", False),
+        ("dense", "dense", False),
+        ("hybrid", "hybrid", False),
+    ]
+    if session.scorer is not None:
+        plans.append(("hybrid+rerank", "hybrid", True))
+    scores = []
+    for name, mode, rerank in plans:
+        run: dict[str, list[str]] = {}
+        latencies: list[float] = []
+        for query in dataset.queries:
+            started = time.perf_counter()
+            found = session.retrieve(query.text, TraceRecorder(), mode=mode, candidates=depth, rerank=rerank)
+            latencies.append((time.perf_counter() - started) * 1000)
+            run[query.id] = ranked_documents(found, depth)
+            if on_query is not None:
+                on_query(name)
+        metrics = evaluate_run(run, dataset.qrels, k_values=(k, 100))
+        scores.append(SystemScore(name, metrics, percentile(latencies, 50), percentile(latencies, 95)))
+    return tuple(scores)
+
+
+def _squad_checks(session: Raggity, dataset: BeirDataset, k: int) -> tuple[dict[str, float], list[float]]:
+    answerable = [q for q in dataset.questions if not q.impossible]
+    if not answerable:
+        return {}, []
+    hits = {1: 0, 5: 0, k: 0}
+    best: list[float] = []
+    for question in answerable:
+        trace = TraceRecorder()
+        found = session.retrieve(question.question, trace, rerank=False)
+        docs = ranked_documents(found, max(hits))
+        for cut in hits:
+            hits[cut] += any(g in docs[:cut] for g in question.gold)
+        best.append(max((c.dense_cosine or 0.0 for c in found), default=0.0))
+    return {f"recall@{cut}": n / len(answerable) for cut, n in sorted(hits.items())}, best
+
+
+def _best_cosines(session: Raggity, texts: Sequence[str]) -> list[float]:
+    best = []
+    for text in texts:
+        found = session.retrieve(text, TraceRecorder(), mode="dense", rerank=False)
+        best.append(max((c.dense_cosine or 0.0 for c in found), default=0.0))
+    return best
+
+
+def _abstention_table(
+    answerable: Sequence[float], unrelated: Sequence[float] | None
+) -> tuple[AbstentionRow, ...]:
+    if not answerable:
+        return ()
+    return tuple(
+        AbstentionRow(
+            floor,
+            sum(b < floor for b in answerable) / len(answerable),
+            None if unrelated is None else sum(b < floor for b in unrelated) / max(len(unrelated), 1),
+        )
+        for floor in FLOOR_GRID
+    )

@@ -1,0 +1,73 @@
+"""`rag models`: where each model role resolves, and `rag models pull` for users who are online."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+
+models_app = typer.Typer(help="List the models raggity uses, or download another one.", no_args_is_help=False)
+
+
+@models_app.callback(invoke_without_command=True)
+def list_models(ctx: typer.Context, config: ConfigOption = None, json_out: JsonOption = False) -> None:
+    """List each role (embedder, reranker, generator): model, location, size, SHA-256, presence."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from raggity.api.status import model_statuses
+    from raggity.cli.render import print_json
+
+    rows = model_statuses(load(config))
+    if json_out:
+        print_json(out, [asdict(r) for r in rows])
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("role", "model", "present", "size", "sha256", "path / note"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(
+            r.role,
+            r.name,
+            "yes" if r.present else "no",
+            f"{r.size / 1e6:.1f} MB" if r.size else "",
+            r.sha256[:16],
+            r.path or r.note,
+        )
+    out.print(table)
+
+
+@models_app.command("pull")
+def pull(
+    name_or_url: Annotated[
+        str,
+        typer.Argument(
+            help="A hub repo id (Xenova/ms-marco-MiniLM-L-6-v2), a known short "
+            "name (ms-marco-MiniLM-L-6-v2), or a URL of a .gguf file."
+        ),
+    ],
+    name: Annotated[str | None, typer.Option("--name", help="Folder name under the models folder.")] = None,
+) -> None:
+    """Download a model (resumable, checksum-verified, atomic). Needs network access; everything else does not."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    from raggity.models.download import download_all, resolve_pull_spec
+    from raggity.models.registry import models_home
+
+    items = resolve_pull_spec(name_or_url)
+    folder_name = name or name_or_url.rstrip("/").split("/")[-1].removesuffix(".gguf")
+    dest = models_home() / folder_name
+    with Progress(
+        "[bold]pull", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err
+    ) as progress:
+        task = progress.add_task("pull", total=None)
+        path = download_all(
+            items, dest, progress=lambda done, total: progress.update(task, completed=done, total=total)
+        )
+    out.print(f"saved to {path}")
+    out.print(
+        f'use it with: [retrieval] rerank_model = "{folder_name}"  (or [generation] model = "{folder_name}" for a GGUF)'
+    )

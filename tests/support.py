@@ -1,0 +1,153 @@
+"""Shared helpers for end-to-end tests: a small config writer and a corpus of distinct topics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from tests.ingest.test_pdf import make_pdf
+
+# Fast defaults for tests: the 135M generator with short answers, and no cross-encoder.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "generation": {"model": "smollm2-135m-instruct", "max_tokens": 48},
+    "retrieval": {"rerank": False},
+}
+
+
+def write_config(folder: Path, **sections: dict[str, Any]) -> Path:
+    """Writes folder/raggity.toml: DEFAULTS merged key by key with `sections` (one dict per [section])."""
+    data: dict[str, dict[str, Any]] = {name: dict(values) for name, values in DEFAULTS.items()}
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "raggity.toml"
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return path
+
+
+INSTALL_MD = """\
+# Frobnicator
+
+The frobnicator is a command line tool that tidies configuration files.
+
+## Installing on Linux
+
+On Linux the frobnicator needs 2 GB of free disk space. Download the tarball,
+unpack it into /opt/frobnicator and add its bin folder to your PATH.
+
+## Installing on macOS
+
+On macOS install it with Homebrew: run brew install frobnicator in a terminal.
+Apple silicon and Intel Macs are both supported.
+"""
+
+SOURDOUGH_TXT = """\
+Sourdough starter care
+
+A levain is a mix of flour and water colonised by wild yeasts and lactic acid bacteria.
+Feed the starter every day with equal weights of rye flour and water.
+
+The bulk rise takes four to six hours at 24 degrees Celsius, until the mass has grown by half.
+A cold retard in the refrigerator overnight gives a more sour loaf.
+
+Shape the loaf, proof it in a floured banneton, then bake it at 250 degrees in a Dutch oven.
+"""
+
+JUPITER_RST = """\
+Galilean satellites
+===================
+
+Jupiter has four large satellites discovered by Galileo Galilei in 1610.
+
+Io
+--
+
+Io is volcanically active, with hundreds of erupting volcanoes fed by tidal heating.
+
+Europa and Ganymede
+-------------------
+
+Europa hides a salty ocean below its icy crust. Ganymede is bigger than Mercury
+and has its own magnetic field. Callisto is heavily cratered.
+"""
+
+HTML_SCRIPT_SECRET = "quixotic marmalade beacon"
+
+ROTATION_HTML = f"""\
+<!DOCTYPE html>
+<html>
+<head>
+<title>Security policy</title>
+<script>var banner = "{HTML_SCRIPT_SECRET} zeppelin";</script>
+</head>
+<body>
+<h1>API token rotation</h1>
+<p>Every API token must be rotated every 30 days. Revoke the old token once the new one works.</p>
+<p>Tokens are stored in the secrets vault, never in source control.</p>
+<script>trackVisitor("{HTML_SCRIPT_SECRET} telemetry");</script>
+</body>
+</html>
+"""
+
+INVOICE_PY = '''\
+"""Invoice helpers."""
+
+VAT_RATE = 0.2
+
+
+def invoice_total_with_tax(subtotal: float, rate: float = VAT_RATE) -> float:
+    """Return the invoice total including value added tax at the given rate."""
+    return round(subtotal * (1 + rate), 2)
+'''
+
+PDF_PAGE_TWO_FACT = "The observatory telescope mirror is recoated with aluminium every eighteen months."
+
+PDF_PAGES = [
+    [
+        "Observatory operations handbook.",
+        "This handbook describes the daily routine of the night staff.",
+        "Staff open the dome at dusk and log the weather before any observation.",
+        "The control room must stay dark so that eyes adapt to the night sky.",
+    ],
+    [
+        PDF_PAGE_TWO_FACT,
+        "The recoating takes place in a vacuum chamber in the basement.",
+        "During recoating the instrument is offline for about one week.",
+    ],
+    [
+        "Visitors are welcome on Saturday evenings during the summer.",
+        "Guided tours start at nine and last about one hour.",
+        "Children under twelve must be accompanied by an adult at all times.",
+    ],
+]
+
+
+def write_corpus(folder: Path) -> dict[str, Path]:
+    """Writes one file per topic and format into `folder`; returns them by short name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {
+        "markdown": ("install.md", INSTALL_MD),
+        "text": ("sourdough.txt", SOURDOUGH_TXT),
+        "rst": ("jupiter.rst", JUPITER_RST),
+        "html": ("rotation.html", ROTATION_HTML),
+        "python": ("invoice.py", INVOICE_PY),
+    }
+    paths: dict[str, Path] = {}
+    for name, (filename, text) in texts.items():
+        path = folder / filename
+        path.write_text(text, encoding="utf-8")
+        paths[name] = path.resolve()
+    pdf = folder / "observatory.pdf"
+    pdf.write_bytes(make_pdf(PDF_PAGES))
+    paths["pdf"] = pdf.resolve()
+    return paths
+
+
+def line_range(path: Path, sentence: str) -> tuple[int, int]:
+    """1-based first and last line of `sentence` in the file (the sentence may span lines)."""
+    text = path.read_text(encoding="utf-8")
+    at = text.index(sentence)
+    first = text.count("\n", 0, at) + 1
+    return first, first + sentence.count("\n")
