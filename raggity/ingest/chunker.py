@@ -21,8 +21,8 @@ MAX_CHARS_PER_TOKEN = 32
 # possible: one encode of megabytes is ~3x slower than the same text in blocks.
 _BLOCK_CHARS = 32_768
 
-# Whitespace that every tokenizer we know of treats as a word separator. Python's str.isspace also
-# accepts characters such as form feed, which BERT deletes, joining the words on either side.
+# Whitespace that tokenizers treat as a word separator. Python's str.isspace also accepts
+# characters such as form feed, which BERT deletes, joining the words on either side.
 _PLAIN_SPACE = frozenset(" \t\n\r")
 
 # Split after each plain-space character, a whitespace-local tokenizer gives the same offsets as for
@@ -34,6 +34,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s")
 _LAST_SPACE = re.compile(r"\s\S*\Z")
 _SPACE_RUN = re.compile(r"\s+")
+_LAST_PUNCTUATION = re.compile(r"[^\w\s]\w*\Z")
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,15 @@ def _sections(text: str, headings: Sequence[Heading]) -> list[_Section]:
     stack: list[Heading] = []
     start, trail, major = 0, "", -1
     in_range = (h for h in headings if 0 <= h.offset <= len(text))
+    previous: int | None = None
     for k, heading in enumerate(sorted(in_range, key=lambda h: h.offset)):
-        if heading.offset > start:
+        # A heading with no body of its own ("# Guide" right before "## Install") joins the next
+        # section instead of becoming a chunk that holds nothing but a title.
+        merge = previous is not None and _only_heading(text[previous : heading.offset])
+        if heading.offset > start and not merge:
             sections.append(_Section(start, heading.offset, trail, major))
-        start = heading.offset
+            start = heading.offset
+        previous = heading.offset
         while stack and stack[-1].level >= heading.level:
             stack.pop()
         stack.append(heading)
@@ -140,6 +146,14 @@ def _sections(text: str, headings: Sequence[Heading]) -> list[_Section]:
     if len(text) > start:
         sections.append(_Section(start, len(text), trail, major))
     return sections
+
+
+def _only_heading(body: str) -> bool:
+    """True for a bare heading: one ATX line, or a setext title with its underline."""
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if len(lines) == 2:
+        return set(lines[1]) <= {"="} or set(lines[1]) <= {"-"}
+    return len(lines) <= 1 and len(body) <= 300
 
 
 def _parent_ids(source: str, children: Sequence[_Child], settings: ChunkingSettings) -> list[str]:
@@ -266,11 +280,15 @@ class _Splitter:
             space = find(low, limit)
             if space >= 0:
                 return self._after_space(space, limit)
+        # No whitespace late enough: after punctuation, which ends a token (a long URL, a path)...
+        punctuation = _LAST_PUNCTUATION.search(self._text, low, limit)
+        if punctuation:
+            return punctuation.start() + 1
+        # ...else at whitespace early in the window (text before a giant word)...
         space = self._last_space(start, low)
         if space >= 0:
             return self._after_space(space, limit)
-        # No whitespace (a long URL, a giant word, text written without spaces): between tokens,
-        # or inside one giant [UNK] token at the character cap.
+        # ...else between tokens, or inside one giant [UNK] token at the character cap.
         token = bisect_right(starts, limit) - 1
         return starts[token] if token >= 0 and starts[token] > start else limit
 

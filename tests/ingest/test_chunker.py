@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import random
 import re
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -139,7 +140,9 @@ def test_line_ranges_are_exact_file_lines(tokenizer: HFTokenizer) -> None:
         assert chunk.location.page_end is None
 
     shifted = chunk_document(
-        Document(source="notes.txt", text=text, kind="text", line_offset=1000), tokenizer, ChunkingSettings(40)
+        Document(source="notes.txt", text=text, kind="text", line_offset=1000),
+        tokenizer,
+        ChunkingSettings(40),
     )
     assert [(c.location.line_start, c.location.line_end) for c in shifted] == [
         (c.location.line_start + 1000, c.location.line_end + 1000) for c in chunks
@@ -195,14 +198,27 @@ def test_long_paragraph_is_split_at_sentence_ends(tokenizer: HFTokenizer) -> Non
     assert sum(c.n_tokens for c in chunks[:-1]) / (len(chunks) - 1) > 30
 
 
-def test_paragraph_breaks_beat_sentence_ends(tokenizer: HFTokenizer) -> None:
-    text = "\n\n".join(_sentences(2, seed=k) for k in range(40)) + "\n"
-    doc = Document(source="paras.txt", text=text, kind="text")
+def test_paragraph_breaks_beat_line_ends_and_sentence_ends(tokenizer: HFTokenizer) -> None:
+    # Hard-wrapped paragraphs, as in most markdown: a line end inside a paragraph is a worse cut.
+    paragraphs = [textwrap.fill(_sentences(2, seed=k), width=50) for k in range(40)]
+    text = "\n\n".join(paragraphs) + "\n"
+    doc = Document(source="paras.md", text=text, kind="markdown")
     chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=100))
     _spans(doc, chunks)
     assert len(chunks) > 5
     for chunk in chunks[:-1]:
         assert chunk.text.endswith("\n\n"), "a chunk ended inside a paragraph"
+
+
+def test_no_cut_falls_in_the_first_half_of_the_budget(tokenizer: HFTokenizer) -> None:
+    # A short paragraph ahead of long ones: cutting at its paragraph break would leave a tiny chunk.
+    text = "".join(f"Note {k}.\n\n" + _sentences(9, seed=k) + "\n\n" for k in range(12))
+    doc = Document(source="notes.md", text=text, kind="markdown")
+    chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=80))
+    _spans(doc, chunks)
+    assert len(chunks) > 12
+    for chunk in chunks[:-1]:
+        assert chunk.n_tokens >= 40
 
 
 def test_lines_beat_sentences_and_spaces(tokenizer: HFTokenizer) -> None:
@@ -237,6 +253,52 @@ def test_text_without_spaces_is_still_split_within_limits(tokenizer: HFTokenizer
         assert chunk.n_tokens == _n_tokens(chunk.text) <= 16
 
 
+def test_odd_whitespace_is_counted_exactly(tokenizer: HFTokenizer) -> None:
+    # Python calls these whitespace, but BERT deletes form feed, NEL and record separators (joining
+    # the words around them) and keeps a line separator inside its word.
+    rng = random.Random(9)
+    words = ["0", "1:2", "ab", "x.", "café", "long"]
+    text = "".join(
+        rng.choice(words) + rng.choice(["\x0c", "\x85", "\x1e", "\u2028", "\x0b", " "]) for _ in range(3000)
+    )
+    doc = Document(source="odd.txt", text=text, kind="text")
+    for limit in (3, 7, 32):
+        chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=limit))
+        _spans(doc, chunks)
+        for chunk in chunks:
+            assert chunk.n_tokens == _n_tokens(chunk.text) <= limit
+
+
+def test_long_url_breaks_after_punctuation(tokenizer: HFTokenizer) -> None:
+    text = "see https://example.com/" + "/".join(f"seg{k}" for k in range(300)) + " end"
+    doc = Document(source="links.txt", text=text, kind="text")
+    chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=16))
+    _spans(doc, chunks)
+    assert len(chunks) > 20
+    for chunk in chunks[:-1]:
+        assert chunk.text.endswith("/"), "a chunk ended inside a URL path segment"
+        assert chunk.n_tokens >= 8
+
+
+class _TrailingSpaceTokenizer:
+    """Words are tokens, and so is whitespace at the very end, as with some SentencePiece setups:
+    a slice cut after a space has one token more than the same stretch inside the whole text."""
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        offsets = [match.span() for match in re.finditer(r"\S+", text)]
+        trailing = re.search(r"\s+\Z", text)
+        return [*offsets, trailing.span()] if trailing else offsets
+
+
+def test_counts_are_rechecked_for_tokenizers_that_are_not_whitespace_local() -> None:
+    fake = _TrailingSpaceTokenizer()
+    text = " ".join(f"w{k}" for k in range(500))
+    chunks = chunk_document(Document(source="a.txt", text=text, kind="text"), fake, ChunkingSettings(10))
+    assert len(chunks) > 40
+    for chunk in chunks:
+        assert chunk.n_tokens == len(fake.token_offsets(chunk.text)) <= 10
+
+
 def test_parents_group_children_up_to_parent_tokens_within_major_sections(tokenizer: HFTokenizer) -> None:
     doc = _markdown()
     settings = ChunkingSettings(chunk_tokens=40, parent_tokens=150)
@@ -251,7 +313,9 @@ def test_parents_group_children_up_to_parent_tokens_within_major_sections(tokeni
             groups[-1].append(chunk)
         else:
             groups.append([chunk])
-    assert len({group[0].parent_id for group in groups}) == len(groups), "a parent's children are not contiguous"
+    assert len({group[0].parent_id for group in groups}) == len(groups), (
+        "a parent's children are not contiguous"
+    )
     for group in groups:
         assert group[0].parent_id == parent_id(doc.source, group[0].id)
         assert sum(c.n_tokens for c in group) <= 150
@@ -270,18 +334,30 @@ def test_parents_group_children_up_to_parent_tokens_within_major_sections(tokeni
 
 
 def test_each_child_is_its_own_parent_when_parents_are_not_larger(tokenizer: HFTokenizer) -> None:
-    doc = Document(source="essay.txt", text=_sentences(60), kind="text")
+    # Short level-3 sections make small chunks that would otherwise share parents.
+    sections = [f"### Step {k}\n\nRun step {k}.\n\n" for k in range(12)]
+    offsets = [sum(map(len, sections[:k])) for k in range(12)]
+    doc = Document(
+        source="steps.md",
+        text="".join(sections),
+        kind="markdown",
+        headings=tuple(Heading(offset, 3, f"Step {k}") for k, offset in enumerate(offsets)),
+    )
+    assert len({c.parent_id for c in chunk_document(doc, tokenizer, ChunkingSettings(40, 41))}) < 12
     for parent_tokens in (40, 10):
-        chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=40, parent_tokens=parent_tokens))
-        assert len(chunks) > 3
+        chunks = chunk_document(
+            doc, tokenizer, ChunkingSettings(chunk_tokens=40, parent_tokens=parent_tokens)
+        )
+        assert len(chunks) == 12
         assert [c.parent_id for c in chunks] == [parent_id(doc.source, c.id) for c in chunks]
-        assert len({c.parent_id for c in chunks}) == len(chunks)
 
 
 def test_chunk_id_is_a_hash_of_source_text_and_occurrence() -> None:
-    expected = hashlib.sha256("a.md\0hello\0" "0".encode()).hexdigest()[:20]
+    expected = hashlib.sha256("\0".join(["a.md", "hello", "0"]).encode()).hexdigest()[:20]
     assert chunk_id("a.md", "hello", 0) == expected
-    assert len({chunk_id("a.md", "hello", 0), chunk_id("a.md", "hello", 1), chunk_id("b.md", "hello", 0)}) == 3
+    assert (
+        len({chunk_id("a.md", "hello", 0), chunk_id("a.md", "hello", 1), chunk_id("b.md", "hello", 0)}) == 3
+    )
     allocator = ChunkIdAllocator("a.md")
     assert [allocator.allocate("x"), allocator.allocate("y"), allocator.allocate("x")] == [
         chunk_id("a.md", "x", 0),
@@ -308,7 +384,9 @@ def test_ids_are_stable_and_survive_edits_elsewhere(tokenizer: HFTokenizer) -> N
         source=doc.source,
         text=edited_text,
         kind="markdown",
-        headings=tuple(Heading(h.offset + (shift if h.offset > target else 0), h.level, h.title) for h in doc.headings),
+        headings=tuple(
+            Heading(h.offset + (shift if h.offset > target else 0), h.level, h.title) for h in doc.headings
+        ),
     )
     second = chunk_document(edited, tokenizer, settings)
     before = {c.id for c in first if c.heading != "Install > Linux > Debian"}
@@ -324,7 +402,9 @@ def test_chunks_before_an_edit_keep_their_ids(tokenizer: HFTokenizer) -> None:
     text = "\n\n".join(_sentences(3, seed=k) for k in range(30))
     settings = ChunkingSettings(chunk_tokens=64)
     first = chunk_document(Document(source="a.txt", text=text, kind="text"), tokenizer, settings)
-    second = chunk_document(Document(source="a.txt", text=text + "\n\nA new closing line.", kind="text"), tokenizer, settings)
+    second = chunk_document(
+        Document(source="a.txt", text=text + "\n\nA new closing line.", kind="text"), tokenizer, settings
+    )
     assert [c.id for c in second[: len(first) - 1]] == [c.id for c in first[:-1]]
 
 
@@ -364,9 +444,14 @@ def test_segments_continue_lines_ordinals_and_occurrences(tokenizer: HFTokenizer
 
 def test_whitespace_only_pieces_are_dropped(tokenizer: HFTokenizer) -> None:
     assert chunk_document(Document(source="e.txt", text="", kind="text"), tokenizer, ChunkingSettings()) == []
-    assert chunk_document(Document(source="e.txt", text=" \n\t\n ", kind="text"), tokenizer, ChunkingSettings()) == []
+    assert (
+        chunk_document(Document(source="e.txt", text=" \n\t\n ", kind="text"), tokenizer, ChunkingSettings())
+        == []
+    )
     text = "intro\n\n" + " " * 5000 + "\n\n# Title\n\nbody\n"
-    doc = Document(source="w.md", text=text, kind="markdown", headings=(Heading(text.index("# Title"), 1, "Title"),))
+    doc = Document(
+        source="w.md", text=text, kind="markdown", headings=(Heading(text.index("# Title"), 1, "Title"),)
+    )
     chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=8))
     _spans(doc, chunks)
     assert all(c.text.strip() for c in chunks)
@@ -398,8 +483,27 @@ class _ThreeTokensPerChar:
 
 def test_impossible_budgets_are_refused() -> None:
     with pytest.raises(ValueError, match="too small"):
-        chunk_document(Document(source="a.txt", text="abc", kind="text"), _ThreeTokensPerChar(), ChunkingSettings(2))
+        chunk_document(
+            Document(source="a.txt", text="abc", kind="text"), _ThreeTokensPerChar(), ChunkingSettings(2)
+        )
     with pytest.raises(ValueError, match="positive"):
         ChunkingSettings(chunk_tokens=0)
     with pytest.raises(ValueError, match="positive"):
         ChunkingSettings(parent_tokens=-1)
+
+
+def test_a_bare_heading_joins_the_next_section_instead_of_becoming_a_chunk(tokenizer: HFTokenizer) -> None:
+    text = "# Guide\n\n## Install\n\nRun the installer and follow the prompts.\n\nSetext Title\n============\n\nBody text here.\n"
+    headings = (
+        Heading(0, 1, "Guide"),
+        Heading(text.index("## Install"), 2, "Install"),
+        Heading(text.index("Setext Title"), 2, "Setext Title"),
+    )
+    doc = Document(source="guide.md", text=text, kind="markdown", headings=headings)
+    chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=64, parent_tokens=256))
+    # "# Guide" holds no text of its own, so its chunk starts at it and runs through "## Install"'s body.
+    assert [c.text.splitlines()[0] for c in chunks] == ["# Guide", "Setext Title"]
+    assert chunks[0].heading == "Guide > Install"
+    assert "Run the installer" in chunks[0].text
+    assert chunks[1].heading == "Guide > Setext Title"  # a level-2 heading under "# Guide"
+    assert "".join(c.text for c in chunks) == text
