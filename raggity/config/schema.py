@@ -121,9 +121,12 @@ class Config:
     @property
     def index_dir(self) -> Path:
         """Relative index paths resolve against the config file, never the current folder."""
+        path = Path(self.index.path).expanduser()
+        if path.is_absolute():
+            return path
         if self.source is None:
             return data_home() / "index"
-        return (self.base_dir / Path(self.index.path).expanduser()).resolve()
+        return (self.base_dir / path).resolve()
 
     def resolve(self, path: str) -> Path:
         return (self.base_dir / Path(path).expanduser()).resolve()

@@ -364,3 +364,12 @@ def test_empty_file_gives_defaults_with_source(tmp_path: Path) -> None:
         Config().retrieval,
         Config().generation,
     )
+
+
+def test_absolute_index_path_is_used_even_without_a_config_file(tmp_path: Path) -> None:
+    """An API caller (like `rag eval --index`) may set an absolute index path on default settings."""
+    from raggity.config.schema import Config, IndexConfig
+
+    target = tmp_path / "elsewhere" / "idx"
+    assert Config(index=IndexConfig(str(target))).index_dir == target
+    assert Config().index_dir.name == "index"  # the data-home default stays for relative paths
