@@ -35,7 +35,13 @@ def run_checks(config: Config) -> list[Check]:
     for model in model_statuses(config):
         if model.present:
             checks.append(
-                Check(f"model: {model.role}", True, f"{model.name} {model.path} sha256 {model.sha256[:12]}")
+                Check(
+                    f"model: {model.role}",
+                    True,
+                    f"{model.name} {model.path} sha256 {model.sha256[:12]}"
+                    if model.path
+                    else f"{model.name}: {model.note}",
+                )
             )
         else:
             severity = "warning" if model.role == "reranker" else "error"

@@ -76,7 +76,11 @@ def model_statuses(config: Config) -> list[ModelStatus]:
     except ModelError as exc:
         rows.append(ModelStatus("embedder", config.embedding.model, "", 0, "", False, str(exc)))
     folder = resolve_reranker(config.retrieval, base)
-    if folder is None:
+    if not config.retrieval.rerank:
+        rows.append(
+            ModelStatus("reranker", config.retrieval.rerank_model, "", 0, "", True, "off (rerank = false)")
+        )
+    elif folder is None:
         rows.append(
             ModelStatus(
                 "reranker",

@@ -37,7 +37,8 @@ class RichIngestProgress:
         self.warnings = 0
 
     def __enter__(self) -> RichIngestProgress:
-        self._progress.start()
+        # The bar starts at the first planned() call, so an error raised before any work (a missing
+        # path, a held lock) prints its one line without an empty bar above it.
         return self
 
     def __exit__(
@@ -46,6 +47,7 @@ class RichIngestProgress:
         self._progress.stop()
 
     def planned(self, files: int) -> None:
+        self._progress.start()
         self._progress.update(self._task, total=files)
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:

@@ -36,10 +36,21 @@ def _all_ids(searcher: Any) -> set[str]:
     return {searcher.doc(address)["id"][0] for _, address in hits}
 
 
+# Function words carry no topic. The index keeps them (a stemmed, unfiltered field), but a query made
+# of them would give every chunk a BM25 rank, and rank fusion would count those ranks as evidence.
+QUERY_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have how i in is it its of on or that the this to was were "
+    "what when where which who why will with do does did can you your my we our".split()
+)
+
+
 def lexical_query_text(text: str) -> str:
-    """Reduces free text to plain terms, so that user punctuation or words like AND/NOT are
-    never parsed as query syntax (tantivy's lenient parser drops terms after a syntax error)."""
-    return " ".join(word.lower() for word in _WORD.findall(text))
+    """Reduces free text to plain lowercase terms without stopwords, so that user punctuation or words
+    like AND/NOT are never parsed as query syntax (tantivy's lenient parser drops terms after a syntax
+    error). A query of nothing but stopwords keeps them all."""
+    words = [word.lower() for word in _WORD.findall(text)]
+    content = [word for word in words if word not in QUERY_STOPWORDS]
+    return " ".join(content or words)
 
 
 class Bm25Writer:
