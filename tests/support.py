@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomli_w
 
+from raggity.store.bm25_index import Bm25Reader
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+from raggity.store.vector_table import VectorTableReader
 from tests.ingest.test_pdf import make_pdf
 
 # Fast defaults for tests: the 135M generator with short answers, and no cross-encoder.
@@ -30,11 +37,11 @@ def write_config(folder: Path, **sections: dict[str, Any]) -> Path:
 INSTALL_MD = """\
 # Frobnicator
 
-The frobnicator is a command line tool that tidies configuration files.
+Frobnicator is a command line tool that tidies configuration files.
 
 ## Installing on Linux
 
-On Linux the frobnicator needs 2 GB of free disk space. Download the tarball,
+On Linux, frobnicator needs 2 GB of free disk space. Download its tarball,
 unpack it into /opt/frobnicator and add its bin folder to your PATH.
 
 ## Installing on macOS
@@ -59,7 +66,8 @@ JUPITER_RST = """\
 Galilean satellites
 ===================
 
-Jupiter has four large satellites discovered by Galileo Galilei in 1610.
+Jupiter, the biggest world in the solar system, is circled by four large satellites
+that Galileo Galilei discovered in 1610.
 
 Io
 --
@@ -84,8 +92,8 @@ ROTATION_HTML = f"""\
 </head>
 <body>
 <h1>API token rotation</h1>
-<p>Every API token must be rotated every 30 days. Revoke the old token once the new one works.</p>
-<p>Tokens are stored in the secrets vault, never in source control.</p>
+<p>Every API token must be rotated every 30 days. Revoke an old token once its replacement works.</p>
+<p>Tokens are stored in a secrets vault, never in source control.</p>
 <script>trackVisitor("{HTML_SCRIPT_SECRET} telemetry");</script>
 </body>
 </html>
@@ -107,17 +115,17 @@ PDF_PAGE_TWO_FACT = "The observatory telescope mirror is recoated with aluminium
 PDF_PAGES = [
     [
         "Observatory operations handbook.",
-        "This handbook describes the daily routine of the night staff.",
-        "Staff open the dome at dusk and log the weather before any observation.",
-        "The control room must stay dark so that eyes adapt to the night sky.",
+        "This handbook describes daily routines for night staff.",
+        "Staff open dome shutters at dusk and record weather readings before observing.",
+        "A control room must stay dark so that eyes adapt to darkness.",
     ],
     [
         PDF_PAGE_TWO_FACT,
-        "The recoating takes place in a vacuum chamber in the basement.",
-        "During recoating the instrument is offline for about one week.",
+        "Recoating takes place in a vacuum chamber in a basement workshop.",
+        "During recoating this instrument is offline for about one week.",
     ],
     [
-        "Visitors are welcome on Saturday evenings during the summer.",
+        "Visitors are welcome on Saturday evenings during summer.",
         "Guided tours start at nine and last about one hour.",
         "Children under twelve must be accompanied by an adult at all times.",
     ],
@@ -151,3 +159,25 @@ def line_range(path: Path, sentence: str) -> tuple[int, int]:
     at = text.index(sentence)
     first = text.count("\n", 0, at) + 1
     return first, first + sentence.count("\n")
+
+
+@contextmanager
+def isolated_state(state_dirs: dict[str, Path]) -> Iterator[None]:
+    """The environment tests/conftest.py gives each test, for module-scoped fixtures that run outside it."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, path in state_dirs.items():
+            patch.setenv(name, str(path))
+        patch.delenv("RAGGITY_CONFIG", raising=False)
+        patch.delenv("RAGGITY_DEBUG", raising=False)
+        yield
+
+
+def store_ids(layout: IndexLayout) -> set[str]:
+    """The live chunk ids, after checking that LanceDB, Tantivy and the manifest list exactly the same ones."""
+    table = VectorTableReader(layout.table).all_ids()
+    bm25 = Bm25Reader(layout.tantivy).all_ids()
+    live = load_manifest(layout.manifest).live_ids()
+    assert len(table) == len(set(table)), "duplicate rows in LanceDB"
+    assert set(table) == live, f"LanceDB {len(table)} ids vs manifest {len(live)}"
+    assert bm25 == live, f"Tantivy {len(bm25)} ids vs manifest {len(live)}"
+    return live

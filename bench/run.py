@@ -1,0 +1,208 @@
+"""`make bench`: ingest throughput, search latency (cold and warm), rerank latency, ask time to first token.
+
+Prints one table and writes bench/results/bench.json. Uses ../shared/eval/scifact.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SCIFACT = Path(os.environ.get("RAGGITY_BENCH_DATASET", ROOT.parent / "shared" / "eval" / "scifact"))
+RESULTS = ROOT / "bench" / "results"
+RAG = Path(sys.executable).parent / "rag"
+
+
+def ingest(index: Path) -> dict[str, Any]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(index)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result["peak_rss_mb"] = max(peak_kb, before) / 1024
+    result["chunks_per_s"] = result["chunks"] / result["wall_seconds"]
+    result["tokens_per_s"] = result["tokens"] / result["wall_seconds"]
+    result["outside_embedding_share"] = 1 - result["embed_seconds"] / result["wall_seconds"]
+    return result
+
+
+def bare_onnx_seconds(index: Path) -> float:
+    """The embedding work of the ingest, as a bare onnxruntime loop over the same length-sorted batches."""
+    from raggity.config.schema import EmbeddingConfig
+    from raggity.inference.onnx_session import create_session
+    from raggity.inference.tokenizer import load_hf_tokenizer
+    from raggity.models.registry import resolve_embedder
+    from raggity.store.vector_table import VectorTableReader
+
+    cfg = EmbeddingConfig()
+    files = resolve_embedder(cfg, ROOT)
+    reader = VectorTableReader(index / "lancedb" / "chunks.lance")
+    ids = reader.all_ids()
+    texts = [
+        row.chunk.search_text
+        for start in range(0, len(ids), 2000)
+        for row in reader.fetch(ids[start : start + 2000]).values()
+    ]
+    tokenizer = load_hf_tokenizer(files.tokenizer, cfg.max_tokens)
+    session = create_session(files.onnx)
+    encodings = tokenizer.encode_batch(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    total = 0.0
+    for start in range(0, len(order), cfg.batch_size):
+        batch = [encodings[i] for i in order[start : start + cfg.batch_size]]
+        width = max(sum(e.attention_mask) for e in batch)
+        ids_arr = np.array([e.ids[:width] for e in batch], dtype=np.int64)
+        mask = np.array([e.attention_mask[:width] for e in batch], dtype=np.int64)
+        began = time.perf_counter()
+        session.run(
+            None, {"input_ids": ids_arr, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
+        )
+        total += time.perf_counter() - began
+    return total
+
+
+def write_config(folder: Path, index: Path, **generation: Any) -> Path:
+    import tomli_w
+
+    config = folder / "raggity.toml"
+    config.write_text(tomli_w.dumps({"index": {"path": str(index)}, "generation": generation}))
+    return config
+
+
+def cold_search(config: Path, runs: int = 5) -> dict[str, float]:
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run(
+            [str(RAG), "--config", str(config), "search", "vitamin D deficiency and bone fractures"],
+            check=True,
+            capture_output=True,
+        )
+        times.append(time.perf_counter() - began)
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
+
+
+def warm_search(config: Path) -> dict[str, float]:
+    from raggity.api.session import Raggity
+    from raggity.config.loader import load_config
+    from raggity.evaluation.dataset import load_beir
+    from raggity.evaluation.metrics import percentile
+
+    session = Raggity(load_config(config))
+    queries = [q.text for q in load_beir(SCIFACT).queries][:100]
+    session.search(queries[0])
+    latencies = []
+    for q in queries:
+        began = time.perf_counter()
+        session.search(q)
+        latencies.append((time.perf_counter() - began) * 1000)
+    return {"p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95), "queries": len(queries)}
+
+
+def rerank_latency(folder: Path) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT))
+    from raggity.inference.cross_encoder import OnnxCrossEncoder
+    from tests.inference.cross_encoder_model import build_test_cross_encoder
+
+    model = build_test_cross_encoder(folder / "ce")
+    scorer = OnnxCrossEncoder(model)
+    passage = " ".join(["retrieval augmented generation evaluates passages against the query"] * 30)
+    passages = [passage] * 30
+    scorer.score("query about retrieval", passages)
+    times = []
+    for _ in range(5):
+        began = time.perf_counter()
+        scorer.score("query about retrieval", passages)
+        times.append((time.perf_counter() - began) * 1000)
+    return {
+        "model": "test overlap cross-encoder (no real one installed)",
+        "median_ms_30x256": statistics.median(times),
+    }
+
+
+def ask_timing(config: Path) -> dict[str, float]:
+    from raggity.api.session import Raggity
+    from raggity.config.loader import load_config
+
+    session = Raggity(load_config(config))
+    question = "Does vitamin D supplementation reduce the risk of bone fractures in older adults?"
+    began = time.perf_counter()
+    session.generator  # noqa: B018 - load the model outside the timed answer, like a warm process
+    load_s = time.perf_counter() - began
+    first: list[float] = []
+    began = time.perf_counter()
+    answer = session.ask(
+        question, on_token=lambda _: first.append(time.perf_counter()) if not first else None
+    )
+    total = time.perf_counter() - began
+    stages = {t.stage: t for t in answer.trace}
+    before_generate = sum(
+        t.ms for name, t in stages.items() if name not in ("generate", "citations", "load-model")
+    )
+    prefill = (
+        float(stages["generate"].detail.get("first_token_ms", float("nan")))
+        if "generate" in stages
+        else float("nan")
+    )
+    return {
+        "model_load_s": load_s,
+        "time_to_first_token_s": (first[0] - began) if first else float("nan"),
+        "total_s": total,
+        "retrieval_and_prompt_ms": before_generate,
+        "model_prefill_ms": prefill,
+        "retrieval_share_of_prefill": before_generate / prefill if not math.isnan(prefill) else float("nan"),
+        "abstained": float(answer.abstained),
+    }
+
+
+def main() -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="raggity-bench-") as tmp:
+        folder = Path(tmp)
+        index = folder / "index"
+        results: dict[str, Any] = {"ingest": ingest(index)}
+        bare = bare_onnx_seconds(index)
+        results["ingest"]["bare_onnx_seconds"] = bare
+        results["ingest"]["embed_vs_bare_ratio"] = bare / results["ingest"]["embed_seconds"]
+        config = write_config(folder, index)
+        results["search_cold"] = cold_search(config)
+        results["search_warm"] = warm_search(config)
+        results["rerank"] = rerank_latency(folder)
+        results["ask"] = ask_timing(config)
+    (RESULTS / "bench.json").write_text(json.dumps(results, indent=2))
+    _print(results)
+
+
+def _print(results: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="raggity bench (2-core machine)", header_style="bold")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for section, values in results.items():
+        for name, value in values.items():
+            table.add_row(f"{section}.{name}", f"{value:.3f}" if isinstance(value, float) else str(value))
+    Console().print(table)
+    print(f"written to {RESULTS / 'bench.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""`ask` end to end: abstention without a model call, the real pipeline with SmolLM, and its plumbing
+checked through a scripted generator (the 135M model is too small to cite reliably)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.core.types import ABSTAIN_MESSAGE, Answer
+from raggity.inference.generator import LlamaGenerator
+from raggity.store.vector_table import VectorTableReader
+from tests.support import isolated_state, line_range, store_ids, write_config, write_corpus
+
+PIPELINE_ORDER = [
+    "embed",
+    "dense",
+    "bm25",
+    "fusion",
+    "hydrate",
+    "rerank",
+    "dedup",
+    "abstain",
+    "select",
+    "parent-expansion",
+    "load-model",
+    "prompt",
+    "generate",
+    "citations",
+]
+
+# One section of ~200 tokens: with chunk_tokens=64 and parent_tokens=256 it is several chunks
+# under a single parent.
+LIGHTHOUSE_FIRST = "The Fresnel lens is polished with chamois leather every morning at seven o'clock."
+LIGHTHOUSE_LAST = "Paraffin for the lamp arrives by supply boat on the first Monday of each month."
+LIGHTHOUSE_MD = f"""\
+# Lighthouse keeping
+
+{LIGHTHOUSE_FIRST} Fingerprints on the glass scatter the beam, so the keeper wears cotton gloves
+while working on the prisms and never touches them with bare hands.
+
+At dusk the keeper lights the lamp and winds the clockwork that turns the optic. The weights
+must be wound again every four hours, so the night is split into watches between two keepers.
+
+Every watch is recorded in the logbook: the weather, passing ships, and any fault in the light.
+The district inspector reads the logbook during each quarterly visit and signs every page.
+
+{LIGHTHOUSE_LAST} The barrels are stored in a stone shed away from the tower, because a fire in
+the tower itself would leave the coast dark.
+"""
+
+SOURCE_BLOCK = re.compile(r'<source id="(\d+)" file="([^"]*)" at="([^"]*)">\n(.*?)\n</source>', re.DOTALL)
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    n: int
+    file: str
+    at: str
+    text: str
+
+
+def prompt_blocks(messages: Sequence[dict[str, str]]) -> list[PromptBlock]:
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    return [PromptBlock(int(n), f, at, text) for n, f, at, text in SOURCE_BLOCK.findall(user)]
+
+
+class ScriptedGenerator:
+    """A TextGenerator whose answer is written by `script` from the sources in the prompt."""
+
+    identity = "scripted-generator"
+    context_size = 4096
+
+    def __init__(self, script: Callable[[list[PromptBlock]], str]) -> None:
+        self._script = script
+        self.prompts: list[list[PromptBlock]] = []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def stream(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, object] | None = None,
+    ) -> Iterator[str]:
+        blocks = prompt_blocks(messages)
+        self.prompts.append(blocks)
+        yield from re.findall(r"\S+\s*", self._script(blocks))
+
+
+def fail_to_load(self: Raggity) -> None:
+    raise AssertionError("the generator must not be loaded")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    files: dict[str, Path]
+    lighthouse: Path
+    configs: dict[str, Path]
+    session: Raggity
+
+    def fresh(self, name: str) -> Raggity:
+        """A new session on the shared index, reusing the already loaded embedder."""
+        session = Raggity(load_config(self.configs[name]))
+        session.__dict__["embedder"] = self.session.embedder
+        return session
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Corpus:
+    root = tmp_path_factory.mktemp("ask")
+    index = {"path": str(root / "index")}
+    ingest = {"chunk_tokens": 64, "parent_tokens": 256}
+    configs = {
+        "base": write_config(root / "base", index=index, ingest=ingest),
+        # One thread: OpenMP workers that spin-wait crawl when the two cores are shared with other work.
+        "real": write_config(
+            root / "real", index=index, ingest=ingest, retrieval={"top_k": 3}, generation={"threads": 1}
+        ),
+        "children": write_config(root / "children", index=index, ingest=ingest, retrieval={"top_k": 1}),
+        "parents": write_config(
+            root / "parents", index=index, ingest=ingest, retrieval={"top_k": 1, "parent_document": True}
+        ),
+    }
+    files = write_corpus(root / "docs")
+    lighthouse = root / "docs" / "lighthouse.md"
+    lighthouse.write_text(LIGHTHOUSE_MD, encoding="utf-8")
+    with isolated_state(_state_dirs):
+        session = Raggity(load_config(configs["base"]))
+        report = session.ingest([root / "docs"])
+    assert report.added == len(files) + 1
+    return Corpus(files, lighthouse.resolve(), configs, session)
+
+
+def stage_names(answer: Answer) -> list[str]:
+    return [t.stage for t in answer.trace]
+
+
+# -- abstention --------------------------------------------------------------------------------
+
+
+def test_unrelated_question_abstains_without_loading_a_model(
+    corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
+    answer = corpus.fresh("base").ask("What is the capital of Mongolia?")
+    assert answer.abstained
+    assert answer.text == ABSTAIN_MESSAGE
+    assert answer.citations == ()
+    names = stage_names(answer)
+    assert names == PIPELINE_ORDER[: PIPELINE_ORDER.index("abstain") + 1]
+    abstain = answer.trace[-1]
+    assert abstain.detail["abstained"] is True
+    assert abstain.detail["best_cosine"] < abstain.detail["floor"]  # type: ignore[operator]
+
+
+def test_the_fail_to_load_patch_is_effective(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard above proves something only if asking a covered question does hit it."""
+    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
+    with pytest.raises(AssertionError, match="must not be loaded"):
+        corpus.fresh("base").ask("How much disk space does frobnicator need on Linux?")
+
+
+def test_nothing_indexed_abstains_without_loading_a_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "blank.txt").write_text("   \n\n\t\n", encoding="utf-8")
+    session = Raggity(load_config(config))
+    report = session.ingest([tmp_path / "docs"])
+    assert report.chunks_written == 0
+    assert [s.source for s in report.skipped] == [str((tmp_path / "docs" / "blank.txt").resolve())]
+    assert store_ids(session.layout) == set()
+
+    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
+    answer = session.ask("How much disk space does frobnicator need on Linux?")
+    assert answer.abstained
+    assert answer.text == ABSTAIN_MESSAGE
+    assert "load-model" not in stage_names(answer)
+    assert answer.trace[stage_names(answer).index("fusion")].n_out == 0
+
+
+# -- the real model ------------------------------------------------------------------------------
+
+
+def test_real_answer_with_smollm(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts: list[list[PromptBlock]] = []
+    real_stream = LlamaGenerator.stream
+
+    def recording_stream(
+        self: LlamaGenerator, messages: Sequence[dict[str, str]], **kwargs: object
+    ) -> Iterator[str]:
+        prompts.append(prompt_blocks(messages))
+        return real_stream(self, messages, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LlamaGenerator, "stream", recording_stream)
+    session = corpus.fresh("real")
+    streamed: list[str] = []
+    answer = session.ask("How much free disk space does frobnicator need on Linux?", on_token=streamed.append)
+
+    assert not answer.abstained
+    assert stage_names(answer) == PIPELINE_ORDER
+    stages = {t.stage: t for t in answer.trace}
+    assert stages["rerank"].detail["skipped"] == "reranker off or not installed"
+    assert stages["parent-expansion"].detail["enabled"] is False
+    assert "smollm2-135m-instruct" in str(stages["load-model"].detail["model"])
+    assert isinstance(session.__dict__["generator"], LlamaGenerator)
+    assert answer.text == "".join(streamed).strip()
+    assert stages["generate"].detail["chars"] == len(answer.text)
+
+    [blocks] = prompts
+    assert len(blocks) == stages["prompt"].n_out == 3
+    assert str(corpus.files["markdown"]) in {b.file for b in blocks}
+    assert any("2 GB" in b.text for b in blocks if b.file == str(corpus.files["markdown"]))
+    # Whatever the model wrote, citations can only point at sources it was given.
+    by_n = {b.n: b for b in blocks}
+    for citation in answer.citations:
+        assert citation.source == by_n[citation.n].file
+        assert str(citation.location) == by_n[citation.n].at
+
+
+# -- plumbing, with a scripted generator ---------------------------------------------------------
+
+LINUX_SENTENCE = "On Linux, frobnicator needs 2 GB of free disk space."
+
+
+def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: Corpus) -> None:
+    picked: dict[str, int] = {}
+
+    def script(blocks: list[PromptBlock]) -> str:
+        right = next(b for b in blocks if b.file == str(corpus.files["markdown"]) and "2 GB" in b.text)
+        wrong = next(b for b in blocks if b.file != str(corpus.files["markdown"]))
+        picked.update(right=right.n, wrong=wrong.n)
+        return (
+            f"{LINUX_SENTENCE} [{right.n}] "
+            f"Frobnicator refuses to install on Linux with less disk space than that. [{wrong.n}]"
+        )
+
+    generator = ScriptedGenerator(script)
+    session = corpus.fresh("base")
+    session.__dict__["generator"] = generator
+    answer = session.ask("How much disk space does frobnicator need on Linux?")
+
+    assert not answer.abstained
+    assert len(generator.prompts) == 1
+    by_n = {c.n: c for c in answer.citations}
+    assert set(by_n) == {picked["right"], picked["wrong"]}
+
+    right = by_n[picked["right"]]
+    markdown = corpus.files["markdown"]
+    assert right.source == str(markdown)
+    assert right.supported
+    file_text = markdown.read_text(encoding="utf-8")
+    start = file_text.index(right.text.strip())
+    first = file_text.count("\n", 0, start) + 1
+    last = first + right.text.strip().count("\n")
+    assert str(right.location) == f"lines {first}-{last}"
+    sentence_first, sentence_last = line_range(markdown, "frobnicator needs 2 GB of free disk space")
+    assert first <= sentence_first <= sentence_last <= last
+
+    wrong = by_n[picked["wrong"]]
+    assert not wrong.supported
+    assert wrong.source != str(markdown)
+    assert wrong.source == next(b.file for b in generator.prompts[0] if b.n == picked["wrong"])
+    assert answer.unsupported_sentences == (
+        f"Frobnicator refuses to install on Linux with less disk space than that. [{picked['wrong']}]",
+    )
+    citations_stage = answer.trace[-1]
+    assert citations_stage.stage == "citations"
+    assert citations_stage.detail["unsupported"] == 1
+    assert citations_stage.detail["invalid"] == []
+
+
+def test_citation_of_a_missing_source_is_reported_invalid(corpus: Corpus) -> None:
+    session = corpus.fresh("base")
+    generator = ScriptedGenerator(lambda blocks: f"{LINUX_SENTENCE} [{len(blocks) + 3}]")
+    session.__dict__["generator"] = generator
+    answer = session.ask("How much disk space does frobnicator need on Linux?")
+    assert answer.citations == ()
+    assert answer.unsupported_sentences == ()
+    assert answer.trace[-1].detail["invalid"] == [len(generator.prompts[0]) + 3]
+
+
+def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
+    generator = ScriptedGenerator(lambda blocks: "It is polished every morning. [1]")
+    session = corpus.fresh(config)
+    session.__dict__["generator"] = generator
+    answer = session.ask("When is the Fresnel lens polished, and with what?")
+    assert not answer.abstained
+    [blocks] = generator.prompts
+    return blocks, answer.trace[stage_names(answer).index("parent-expansion")].detail["enabled"]  # type: ignore[return-value]
+
+
+def test_parent_document_gives_the_model_the_neighbouring_chunks(corpus: Corpus) -> None:
+    # The two sentences sit in different chunks of one parent passage.
+    table = VectorTableReader(corpus.session.layout.table)
+    chunks = [
+        s.chunk
+        for s in table.fetch(sorted(store_ids(corpus.session.layout))).values()
+        if s.chunk.source == str(corpus.lighthouse)
+    ]
+    [first] = [c for c in chunks if LIGHTHOUSE_FIRST in c.text]
+    [last] = [c for c in chunks if LIGHTHOUSE_LAST in c.text]
+    assert first.id != last.id
+    assert first.parent_id == last.parent_id
+
+    blocks, enabled = parent_check(corpus, "children")
+    assert enabled is False
+    [block] = blocks
+    assert block.file == str(corpus.lighthouse)
+    assert LIGHTHOUSE_FIRST in " ".join(block.text.split())
+    assert LIGHTHOUSE_LAST not in " ".join(block.text.split())
+
+    blocks, enabled = parent_check(corpus, "parents")
+    assert enabled is True
+    [block] = blocks
+    flat = " ".join(block.text.split())
+    assert block.file == str(corpus.lighthouse)
+    assert LIGHTHOUSE_FIRST in flat
+    assert LIGHTHOUSE_LAST in flat
+    siblings = sorted((c for c in chunks if c.parent_id == first.parent_id), key=lambda c: c.ordinal)
+    assert block.at == f"lines {siblings[0].location.line_start}-{siblings[-1].location.line_end}"

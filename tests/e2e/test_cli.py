@@ -1,0 +1,236 @@
+"""The `rag` command line, in process through typer's CliRunner and as the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from raggity.cli.main import app
+from raggity.store.ingest_lock import IngestLock
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+from tests.support import store_ids, write_config, write_corpus
+
+RAG = Path(sys.executable).parent / "rag"
+EXAMPLE = Path(__file__).resolve().parents[2] / "raggity.toml.example"
+
+
+def rag(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(RAG), *args],
+        cwd=cwd,
+        env=env if env is not None else dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def assert_clean_error(stderr: str) -> str:
+    """One `error:` line, at most a `fix:` line after it, and no traceback; returns the error line."""
+    assert "Traceback" not in stderr
+    [line] = error_lines(stderr)
+    rest = [x for x in stderr.splitlines() if x.strip() and x != line]
+    assert all(x.startswith("  fix: ") for x in rest), stderr
+    assert len(rest) <= 1, stderr
+    return line
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    config: Path
+    files: dict[str, Path]
+    ingest_stdout: str
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Project:
+    root = tmp_path_factory.mktemp("cli")
+    config = write_config(root)
+    files = write_corpus(root / "docs")
+    env = {**os.environ, **{name: str(path) for name, path in _state_dirs.items()}}
+    env.pop("RAGGITY_CONFIG", None)
+    done = rag("ingest", "docs", "--json", cwd=root, env=env)
+    assert done.returncode == 0, done.stderr
+    return Project(root, config, files, done.stdout)
+
+
+def test_console_script_is_installed() -> None:
+    assert RAG.is_file()
+    assert os.access(RAG, os.X_OK)
+
+
+# -- init ----------------------------------------------------------------------------------------
+
+
+def test_init_writes_the_example_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    target = tmp_path / "raggity.toml"
+    runner = CliRunner()
+    first = runner.invoke(app, ["init", str(target)])
+    assert first.exit_code == 0, first.output
+    assert target.read_text(encoding="utf-8") == EXAMPLE.read_text(encoding="utf-8")
+    assert "wrote" in first.stdout
+
+    target.write_text("# my edits\n", encoding="utf-8")
+    second = runner.invoke(app, ["init", str(target)])
+    assert second.exit_code != 0
+    line = assert_clean_error(second.stderr)
+    assert "already exists" in line
+    assert str(target) in line
+    assert target.read_text(encoding="utf-8") == "# my edits\n"
+
+    forced = runner.invoke(app, ["init", str(target), "--force"])
+    assert forced.exit_code == 0
+    assert target.read_text(encoding="utf-8") == EXAMPLE.read_text(encoding="utf-8")
+
+
+def test_init_as_installed_command_into_a_folder(tmp_path: Path) -> None:
+    done = rag("init", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "raggity.toml").read_text(encoding="utf-8") == EXAMPLE.read_text(encoding="utf-8")
+    again = rag("init", cwd=tmp_path)
+    assert again.returncode != 0
+    assert "already exists" in assert_clean_error(again.stderr)
+
+
+# -- ingest, search, status, doctor --------------------------------------------------------------
+
+
+def test_ingest_json_report(project: Project) -> None:
+    report = json.loads(project.ingest_stdout)
+    assert report["added"] == len(project.files)
+    assert report["skipped"] == []
+    assert report["index"] == str(project.root / ".raggity")
+    assert report["chunks_written"] == len(store_ids(IndexLayout(project.root / ".raggity")))
+
+
+def test_search_json_round_trip(project: Project) -> None:
+    done = rag("search", "brew install frobnicator", "--json", "-k", "3", cwd=project.root)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert len(results) == 3
+    assert results[0]["source"] == str(project.files["markdown"])
+    assert "brew install frobnicator" in results[0]["text"]
+    ids = store_ids(IndexLayout(project.root / ".raggity"))
+    assert {r["id"] for r in results} <= ids
+
+    in_process = CliRunner().invoke(
+        app, ["search", "brew install frobnicator", "--json", "-k", "3", "-c", str(project.config)]
+    )
+    assert in_process.exit_code == 0, in_process.output
+    assert [r["id"] for r in json.loads(in_process.stdout)] == [r["id"] for r in results]
+
+
+def test_status_shows_file_and_chunk_counts(project: Project) -> None:
+    manifest = load_manifest(project.root / ".raggity" / "manifest.json")
+    chunks = len(manifest.live_ids())
+    for output in (
+        rag("status", cwd=project.root).stdout,
+        CliRunner().invoke(app, ["status", "-c", str(project.config)]).stdout,
+    ):
+        assert re.search(rf"^files:\s+{len(project.files)}$", output, re.MULTILINE), output
+        assert re.search(rf"^chunks:\s+{chunks}$", output, re.MULTILINE), output
+        assert f"config:      {project.config}" in output
+
+    data = json.loads(CliRunner().invoke(app, ["status", "--json", "-c", str(project.config)]).stdout)
+    assert (data["files"], data["chunks"], data["exists"]) == (len(project.files), chunks, True)
+
+
+def test_doctor_passes_on_a_healthy_index(project: Project) -> None:
+    done = rag("doctor", cwd=project.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout
+    assert "LanceDB, Tantivy and manifest agree" in done.stdout
+    assert f"{len(project.files)} files" in done.stdout
+
+
+def test_doctor_reports_a_missing_index_with_its_fix(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    done = rag("doctor", cwd=tmp_path)
+    assert done.returncode == 1
+    assert re.search(r"FAIL index: no index at .*\.raggity", done.stdout), done.stdout
+    assert "fix: run `rag ingest PATH`" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+BAD_CONFIGS = {
+    "unknown key": ("[retrieval]\nrerank = false\ntopk = 3\n", 3, "topk"),
+    "wrong type": ('[retrieval]\nrerank = false\ntop_k = "five"\n', 3, "top_k"),
+    "negative": ("[retrieval]\nrerank = false\n\ntop_k = -1\n", 4, "top_k"),
+    "malformed": ("[retrieval]\nrerank = false\ntop_k = = 3\n", 3, None),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CONFIGS))
+def test_config_errors_name_file_line_and_key(tmp_path: Path, case: str) -> None:
+    text, line, key = BAD_CONFIGS[case]
+    (tmp_path / "raggity.toml").write_text(text, encoding="utf-8")
+    done = rag("search", "anything", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    message = assert_clean_error(done.stderr)
+    assert str(tmp_path / "raggity.toml") in message
+    assert re.search(rf"raggity\.toml:{line}\b|\bline {line}\b", message), message
+    if key is not None:
+        assert re.search(rf"\b{key}\b", message), message
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    (tmp_path / "raggity.toml").write_text("[retrieval]\ntopk = 3\n", encoding="utf-8")
+    done = rag("--debug", "search", "anything", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "ConfigError" in done.stderr
+    assert "topk" in done.stderr
+
+
+def test_ingest_of_a_missing_path_fails_in_one_line(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    missing = tmp_path / "no-such-folder"
+    done = rag("ingest", str(missing), cwd=tmp_path)
+    assert done.returncode != 0
+    line = assert_clean_error(done.stderr)
+    assert str(missing) in line
+    assert not (tmp_path / ".raggity" / "manifest.json").exists()
+
+
+def test_search_before_any_ingest_says_to_ingest(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    done = rag("search", "anything", cwd=tmp_path)
+    assert done.returncode == 4
+    assert_clean_error(done.stderr)
+    assert "rag ingest" in done.stderr
+
+
+def test_second_ingest_while_locked_exits_5(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    write_corpus(tmp_path / "docs")
+    layout = IndexLayout(tmp_path / ".raggity")
+    with IngestLock(layout.lock):
+        done = rag("ingest", "docs", cwd=tmp_path)
+    assert done.returncode == 5, done.stderr
+    line = assert_clean_error(done.stderr)
+    assert "another ingest is running" in line
+    assert f"pid {os.getpid()}" in line
+    assert "--wait" in done.stderr
+    assert not layout.exists()
+
+    # Once the lock is free the same command works.
+    done = rag("ingest", "docs", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert load_manifest(layout.manifest).sources

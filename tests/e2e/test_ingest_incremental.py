@@ -1,0 +1,217 @@
+"""Incremental ingest end to end: what each kind of file change does to LanceDB, Tantivy and the manifest."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.core.protocols import Embedder
+from raggity.store.manifest import load_manifest
+from tests.support import store_ids, write_config, write_corpus
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    @property
+    def identity(self) -> str:
+        return self._inner.identity
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return np.asarray(self._inner.embed(texts))
+
+
+def session(config: Path) -> Raggity:
+    return Raggity(load_config(config))
+
+
+def source_ids(s: Raggity) -> dict[str, set[str]]:
+    return {src: set(e.chunk_ids) for src, e in load_manifest(s.layout.manifest).sources.items()}
+
+
+def setup(tmp_path: Path, **sections: dict[str, object]) -> tuple[Raggity, dict[str, Path], Path]:
+    config = write_config(tmp_path, ingest={"chunk_tokens": 64}, **sections)
+    files = write_corpus(tmp_path / "docs")
+    return session(config), files, tmp_path / "docs"
+
+
+def test_first_ingest_then_nothing_changed(tmp_path: Path) -> None:
+    s, files, docs = setup(tmp_path)
+    first = s.ingest([docs])
+    assert (first.added, first.changed, first.removed, first.unchanged) == (len(files), 0, 0, 0)
+    assert first.skipped == ()
+    assert not first.rebuilt
+    ids = store_ids(s.layout)
+    assert first.chunks_written == len(ids) > len(files)
+    assert set(source_ids(s)) == {str(p) for p in files.values()}
+
+    counting = CountingEmbedder(s.embedder)
+    s.__dict__["embedder"] = counting
+    second = s.ingest([docs])
+    assert (second.added, second.changed, second.removed, second.unchanged) == (0, 0, 0, len(files))
+    assert second.chunks_written == 0
+    assert counting.texts == []
+    assert store_ids(s.layout) == ids
+
+
+def test_modified_file_replaces_only_its_changed_chunks(tmp_path: Path) -> None:
+    s, files, docs = setup(tmp_path)
+    s.ingest([docs])
+    store_ids(s.layout)
+    before = source_ids(s)
+    target = files["text"]
+    text = target.read_text(encoding="utf-8")
+    old_paragraph = (
+        "Shape the loaf, proof it in a floured banneton, then bake it at 250 degrees in a Dutch oven."
+    )
+    assert old_paragraph in text
+    target.write_text(
+        text.replace(old_paragraph, "Cool the baked loaf on a wire rack for an hour before slicing it."),
+        encoding="utf-8",
+    )
+
+    report = s.ingest([docs])
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 1, 0, len(files) - 1)
+    ids = store_ids(s.layout)
+    after = source_ids(s)
+    old_only = before[str(target)] - after[str(target)]
+    new_only = after[str(target)] - before[str(target)]
+    kept = before[str(target)] & after[str(target)]
+    assert old_only, "the edited paragraph's chunk should have a new id"
+    assert kept, "chunks of the untouched paragraphs keep their ids"
+    assert not old_only & ids
+    assert new_only <= ids
+    # Only chunks with new text were embedded again.
+    assert report.chunks_written == len(new_only)
+    for source, chunk_ids in before.items():
+        if source != str(target):
+            assert after[source] == chunk_ids
+    hit = s.search("cool the loaf on a wire rack before slicing", k=1).candidates[0]
+    assert hit.chunk.source == str(target)
+    assert "wire rack" in hit.chunk.text
+
+
+def test_deleted_file_loses_its_chunks_everywhere(tmp_path: Path) -> None:
+    s, files, docs = setup(tmp_path)
+    s.ingest([docs])
+    store_ids(s.layout)
+    before = source_ids(s)
+    files["rst"].unlink()
+
+    report = s.ingest([docs])
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 1, len(files) - 1)
+    assert report.chunks_written == 0
+    ids = store_ids(s.layout)
+    assert str(files["rst"]) not in source_ids(s)
+    assert not before[str(files["rst"])] & ids
+    assert ids == set().union(*(v for k, v in before.items() if k != str(files["rst"])))
+
+
+def test_renamed_file_is_found_under_its_new_path(tmp_path: Path) -> None:
+    s, files, docs = setup(tmp_path)
+    s.ingest([docs])
+    store_ids(s.layout)
+    old = files["rst"]
+    old_ids = source_ids(s)[str(old)]
+    new = old.with_name("galilean.rst")
+    old.rename(new)
+
+    report = s.ingest([docs])
+    assert (report.added, report.removed, report.changed) == (1, 1, 0)
+    ids = store_ids(s.layout)
+    sources = source_ids(s)
+    assert str(old) not in sources
+    assert sources[str(new)] <= ids
+    assert not old_ids & ids
+    hit = s.search("Galilean satellites Io Europa Ganymede Callisto", k=1).candidates[0]
+    assert hit.chunk.source == str(new)
+
+
+def test_touched_file_is_not_embedded_again(tmp_path: Path) -> None:
+    s, files, docs = setup(tmp_path)
+    s.ingest([docs])
+    ids = store_ids(s.layout)
+    target = files["markdown"]
+    stat = target.stat()
+    later = stat.st_mtime_ns + 5_000_000_000
+    os.utime(target, ns=(later, later))
+
+    counting = CountingEmbedder(s.embedder)
+    s.__dict__["embedder"] = counting
+    report = s.ingest([docs])
+    assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 0, len(files))
+    assert report.chunks_written == 0
+    assert report.tokens_embedded == 0
+    assert counting.texts == []
+    assert store_ids(s.layout) == ids
+    # The new mtime is recorded, so the next run does not hash the file again.
+    assert load_manifest(s.layout.manifest).sources[str(target)].mtime_ns == later
+
+
+def test_changing_chunk_tokens_rebuilds_everything(tmp_path: Path) -> None:
+    config = write_config(tmp_path, ingest={"chunk_tokens": 256})
+    files = write_corpus(tmp_path / "docs")
+    s = session(config)
+    assert not s.ingest([tmp_path / "docs"]).rebuilt
+    coarse = store_ids(s.layout)
+
+    write_config(tmp_path, ingest={"chunk_tokens": 64})
+    s = session(config)
+    report = s.ingest([tmp_path / "docs"])
+    assert report.rebuilt
+    assert report.added == len(files)
+    assert report.unchanged == 0
+    fine = store_ids(s.layout)
+    assert report.chunks_written == len(fine)
+    assert len(fine) > len(coarse)
+    assert load_manifest(s.layout.manifest).fingerprint.chunk_tokens == 64  # type: ignore[union-attr]
+
+    again = s.ingest([tmp_path / "docs"])
+    assert not again.rebuilt
+    assert again.chunks_written == 0
+    assert store_ids(s.layout) == fine
+
+
+def test_deletion_is_scoped_to_the_ingested_roots(tmp_path: Path) -> None:
+    config = write_config(tmp_path, ingest={"chunk_tokens": 64})
+    a_files = write_corpus(tmp_path / "a")
+    b_file = tmp_path / "b" / "notes.md"
+    b_file.parent.mkdir()
+    b_file.write_text("# Notes\n\nThe garden shed key hangs behind the kitchen door.\n", encoding="utf-8")
+    s = session(config)
+
+    s.ingest([tmp_path / "a"])
+    a_ids = store_ids(s.layout)
+    report = s.ingest([tmp_path / "b"])
+    assert (report.added, report.removed, report.unchanged) == (1, 0, 0)
+    ids = store_ids(s.layout)
+    assert a_ids < ids
+    assert set(source_ids(s)) == {str(p) for p in a_files.values()} | {str(b_file.resolve())}
+
+    # A file gone from folder A stays indexed while only folder B is ingested ...
+    a_files["html"].unlink()
+    report = s.ingest([tmp_path / "b"])
+    assert (report.removed, report.unchanged) == (0, 1)
+    assert store_ids(s.layout) == ids
+    assert str(a_files["html"]) in source_ids(s)
+
+    # ... and is removed when folder A is ingested again.
+    report = s.ingest([tmp_path / "a"])
+    assert (report.removed, report.unchanged) == (1, len(a_files) - 1)
+    remaining = store_ids(s.layout)
+    assert str(a_files["html"]) not in source_ids(s)
+    assert str(b_file.resolve()) in source_ids(s)
+    assert remaining < ids

@@ -1,0 +1,181 @@
+"""`rag search` end to end on a small corpus of distinct topics in every supported format."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from raggity.api.session import Raggity
+from raggity.cli.main import app
+from raggity.config.loader import load_config
+from raggity.pipeline.citations import content_words
+from raggity.store.bm25_index import Bm25Reader
+from raggity.store.vector_table import VectorTableReader
+from tests.support import (
+    HTML_SCRIPT_SECRET,
+    PDF_PAGE_TWO_FACT,
+    isolated_state,
+    store_ids,
+    write_config,
+    write_corpus,
+)
+
+
+@dataclass(frozen=True)
+class Indexed:
+    config: Path
+    files: dict[str, Path]
+    session: Raggity
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Indexed:
+    root = tmp_path_factory.mktemp("search")
+    with isolated_state(_state_dirs):
+        config = write_config(root, ingest={"chunk_tokens": 64})
+        files = write_corpus(root / "docs")
+        session = Raggity(load_config(config))
+        report = session.ingest([root / "docs"])
+        assert report.added == len(files)
+        assert report.skipped == ()
+    return Indexed(config, files, session)
+
+
+def top_source(indexed: Indexed, query: str) -> str:
+    return indexed.session.search(query, k=3).candidates[0].chunk.source
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("frobnicator disk space on Linux", "markdown"),
+        ("brew install frobnicator", "markdown"),
+        ("levain rye flour starter", "text"),
+        ("Galilean satellites Europa Ganymede", "rst"),
+        ("API token rotated every 30 days", "html"),
+        ("invoice_total_with_tax subtotal", "python"),
+    ],
+)
+def test_keyword_query_finds_the_right_file(indexed: Indexed, query: str, kind: str) -> None:
+    assert top_source(indexed, query) == str(indexed.files[kind])
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("how long should dough ferment", "text"),
+        ("moons orbiting the largest planet", "rst"),
+    ],
+)
+def test_paraphrased_query_finds_the_right_file(indexed: Indexed, query: str, kind: str) -> None:
+    path = indexed.files[kind]
+    # No content word in common: only the dense retriever can connect the two.
+    assert not content_words(query) & content_words(path.read_text(encoding="utf-8"))
+    result = indexed.session.search(query, k=3)
+    best = result.candidates[0]
+    assert best.chunk.source == str(path)
+    assert best.dense_rank == 1
+
+
+def test_pdf_fact_is_found_on_its_page(indexed: Indexed) -> None:
+    best = indexed.session.search("how often is the telescope mirror recoated", k=3).candidates[0]
+    assert best.chunk.source == str(indexed.files["pdf"])
+    assert str(best.chunk.location) == "page 2"
+    assert PDF_PAGE_TWO_FACT in best.chunk.text
+
+
+def test_html_script_text_is_not_indexed(indexed: Indexed) -> None:
+    layout = indexed.session.layout
+    ids = store_ids(layout)
+    texts = [stored.chunk.text for stored in VectorTableReader(layout.table).fetch(sorted(ids)).values()]
+    html_texts = [t for t in texts if "rotated every 30 days" in t]
+    assert html_texts, "the visible HTML text is indexed"
+    secret_words = HTML_SCRIPT_SECRET.split()
+    for word in secret_words:
+        assert not any(word in t for t in texts)
+        assert Bm25Reader(layout.tantivy).search(word, 10) == []
+    found = indexed.session.search(HTML_SCRIPT_SECRET, k=10).candidates
+    assert found  # dense search always returns neighbours ...
+    assert all(c.bm25_rank is None for c in found)  # ... but no keyword matched
+    assert not any(word in c.chunk.text for c in found for word in secret_words)
+
+
+def cli_json(indexed: Indexed, *args: str) -> list[dict[str, object]]:
+    result = CliRunner().invoke(app, ["search", *args, "--json", "--config", str(indexed.config)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert isinstance(data, list)
+    return data
+
+
+def test_json_output_shape(indexed: Indexed) -> None:
+    results = cli_json(indexed, "API token rotation", "-k", "4")
+    assert len(results) == 4
+    known = {str(p) for p in indexed.files.values()}
+    for item in results:
+        assert set(item) >= {"id", "source", "location", "score", "text", "stages"}
+        assert isinstance(item["id"], str)
+        assert item["source"] in known
+        assert isinstance(item["text"], str)
+        assert item["text"].strip()
+        assert isinstance(item["location"], str)
+        assert item["location"].startswith(("line ", "lines ", "page ", "pages "))
+        stages = item["stages"]
+        assert isinstance(stages, dict)
+        assert set(stages) >= {"dense_rank", "bm25_rank", "rrf_score"}
+        assert stages["dense_rank"] is None or stages["dense_rank"] >= 1
+        assert stages["bm25_rank"] is None or stages["bm25_rank"] >= 1
+        assert stages["dense_rank"] is not None or stages["bm25_rank"] is not None
+        # Without a reranker the score is the fused RRF score.
+        assert item["score"] == stages["rrf_score"]
+    assert len({item["id"] for item in results}) == len(results)
+    assert results[0]["source"] == str(indexed.files["html"])
+    scores = [item["score"] for item in results]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[0] > scores[-1]
+
+    api = indexed.session.search("API token rotation", k=4).candidates
+    assert [item["id"] for item in results] == [c.chunk.id for c in api]
+
+
+@pytest.mark.parametrize("k", [1, 2, 7])
+def test_k_is_respected(indexed: Indexed, k: int) -> None:
+    assert len(cli_json(indexed, "bake a loaf", "--k", str(k))) == k
+    assert len(indexed.session.search("bake a loaf", k=k).candidates) == k
+
+
+def test_default_k_is_top_k(indexed: Indexed) -> None:
+    assert len(cli_json(indexed, "bake a loaf")) == load_config(indexed.config).retrieval.top_k == 5
+
+
+SEARCH_WITHOUT_LLAMA = """
+import json, sys
+from typer.testing import CliRunner
+from raggity.cli.main import app
+
+result = CliRunner().invoke(app, ["search", "brew install frobnicator", "--json", "--config", sys.argv[1]])
+assert result.exit_code == 0, result.output
+hits = json.loads(result.stdout)
+assert hits, "search returned nothing"
+print(json.dumps({"source": hits[0]["source"], "llama": sorted(m for m in sys.modules if "llama" in m)}))
+"""
+
+
+def test_search_never_imports_llama_cpp(indexed: Indexed) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH_WITHOUT_LLAMA, str(indexed.config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["source"] == str(indexed.files["markdown"])
+    assert report["llama"] == []
