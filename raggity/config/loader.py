@@ -69,7 +69,14 @@ def parse_config(raw_text: str, path: Path) -> Config:
         if not isinstance(value, dict):
             raise ConfigError(f"{path}:{locate.key('', name)}: {name} must be a [{name}] table")
         sections[name] = _build_section(name, value, path, locate)
-    return Config(**sections, source=path.resolve())
+    config = Config(**sections, source=path.resolve())
+    if config.ingest.chunk_tokens > config.embedding.max_tokens - 2:
+        raise ConfigError(
+            f"{path}:{locate.key('ingest', 'chunk_tokens')}: [ingest] chunk_tokens ({config.ingest.chunk_tokens}) "
+            f"must leave 2 tokens below [embedding] max_tokens ({config.embedding.max_tokens})",
+            "lower chunk_tokens or raise max_tokens (at most 512)",
+        )
+    return config
 
 
 def _build_section(name: str, values: dict[str, Any], path: Path, locate: _KeyLocator) -> Any:

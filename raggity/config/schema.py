@@ -33,7 +33,7 @@ class IngestConfig:
     ignore_files: list[str] = key(
         [".gitignore", ".ragignore"], "Gitignore-style files honoured in every folder."
     )
-    chunk_tokens: int = key(256, "Tokens per retrievable chunk (embedder tokens).", lo=16, hi=512)
+    chunk_tokens: int = key(256, "Tokens per retrievable chunk (embedder tokens).", lo=16, hi=510)
     parent_tokens: int = key(1024, "Tokens per parent passage used by parent_document expansion.", lo=16)
     max_file_mb: float = key(64.0, "Larger files are skipped with a warning.", lo=0.001)
     follow_symlinks: bool = key(False, "Follow symbolic links that point outside the ingested folder.")
@@ -45,7 +45,9 @@ class EmbeddingConfig:
     model_path: str = key(
         "", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model."
     )
-    max_tokens: int = key(256, "Longest input the embedder sees, in tokens.", lo=8, hi=512)
+    max_tokens: int = key(
+        320, "Longest input the embedder sees: chunk_tokens plus [CLS]/[SEP] and the heading trail.", lo=8, hi=512
+    )
     batch_size: int = key(32, "Chunks embedded per ONNX call.", lo=1, hi=1024)
     threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)
 

@@ -308,7 +308,7 @@ path = "store"
 [ingest]
 paths = ["docs", "notes"]
 exclude = ["*.log"]
-chunk_tokens = 512
+chunk_tokens = 300
 max_file_mb = 0.5
 follow_symlinks = true
 
@@ -329,7 +329,7 @@ seed = 42
 
     assert config.index.path == "store"
     assert config.ingest == IngestConfig(
-        paths=["docs", "notes"], exclude=["*.log"], chunk_tokens=512, max_file_mb=0.5, follow_symlinks=True
+        paths=["docs", "notes"], exclude=["*.log"], chunk_tokens=300, max_file_mb=0.5, follow_symlinks=True
     )
     assert config.retrieval == RetrievalConfig(
         top_k=1, hybrid=False, sufficiency_floor=1.0, relevance_floor=0.25, dedup_cosine=0.0, graph_hops=4
@@ -373,3 +373,10 @@ def test_absolute_index_path_is_used_even_without_a_config_file(tmp_path: Path) 
     target = tmp_path / "elsewhere" / "idx"
     assert Config(index=IndexConfig(str(target))).index_dir == target
     assert Config().index_dir.name == "index"  # the data-home default stays for relative paths
+
+
+def test_chunks_longer_than_the_embedder_input_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / "raggity.toml"
+    config.write_text("[ingest]\nchunk_tokens = 400\n\n[embedding]\nmax_tokens = 320\n")
+    with pytest.raises(ConfigError, match=r"raggity\.toml:2: \[ingest\] chunk_tokens \(400\)"):
+        load_config(config)
