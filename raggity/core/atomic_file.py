@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from raggity.core.faults import checkpoint
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Readers see the old file or the new one, never a half-written one, even after a kill."""
@@ -17,6 +19,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        checkpoint("atomic:before-rename")
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
