@@ -10,20 +10,24 @@ re-indexing sources whose listed rows are missing, so the final index equals a c
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from raggity.core.errors import RaggityError
-from raggity.core.protocols import Embedder, Tokenizer
+from raggity.core.faults import checkpoint
+from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.store.bm25_index import Bm25Writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
-from raggity.store.vector_table import VectorTableWriter
+from raggity.store.vector_table import StoredChunk, VectorTableWriter
 
 # Chunks embedded and written per batch: large enough for length-sorted batching to cut padding,
 # small enough that memory stays bounded on a huge file.
@@ -84,6 +88,7 @@ class IngestReport:
 @dataclass
 class _Batch:
     chunks: list[Chunk] = field(default_factory=list)
+    moved: list[tuple[Chunk, Vectors]] = field(default_factory=list)
     finished: dict[str, SourceEntry] = field(default_factory=dict)
 
 
@@ -106,12 +111,18 @@ class IndexSync:
         self._embed_seconds = 0.0
         self._tokens = 0
         self._written = 0
+        # Tests force many small batches (and so many kill points) with RAGGITY_BATCH_CHUNKS.
+        self._batch_chunks = max(int(os.environ.get("RAGGITY_BATCH_CHUNKS") or BATCH_CHUNKS), 1)
 
     def run(
         self, sources: Sequence[SourceFile], in_scope: Callable[[str], bool], *, rebuild: bool = False
     ) -> IngestReport:
         started = time.perf_counter()
-        manifest = load_manifest(self._layout.manifest)
+        # A run killed inside atomic_write_bytes leaves its temporary sibling; the caller holds the lock.
+        for leftover in self._layout.root.glob(f".{self._layout.manifest.name}.*.tmp"):
+            leftover.unlink(missing_ok=True)
+        # --rebuild must not read the old manifest: it is the documented fix for a damaged one.
+        manifest = Manifest() if rebuild else load_manifest(self._layout.manifest)
         rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)
         if rebuilt or manifest.fingerprint is None:
             manifest = self._reset()
@@ -126,6 +137,7 @@ class IndexSync:
             stale.update(manifest.sources.pop(source).chunk_ids)
         if removed:
             manifest.save(self._layout.manifest)
+            checkpoint("delete:manifest")
 
         todo, unchanged = self._plan(sources, manifest)
         self._progress.planned(len(todo))
@@ -155,11 +167,9 @@ class IndexSync:
             self._progress.advanced(1, 0, 0)
         self._flush(batch, table, bm25, manifest, stored)
         stale -= manifest.live_ids()
-        table.delete(stale)
-        bm25.delete(stale)
-        bm25.commit()
-        bm25.close()
+        self._delete_stale(stale, manifest, table, bm25)
         if self._written or stale:
+            checkpoint("compact:before")
             table.compact()
         manifest.save(self._layout.manifest)
         return IngestReport(
@@ -176,30 +186,46 @@ class IndexSync:
             repaired=repaired,
         )
 
+    def _delete_stale(
+        self, stale: set[str], manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer
+    ) -> None:
+        if stale:
+            # Unlist before deleting: a source skipped above was only dropped from memory so far.
+            manifest.save(self._layout.manifest)
+        checkpoint("stale:before")
+        table.delete(stale)
+        checkpoint("stale:table")
+        bm25.delete(stale)
+        bm25.commit()
+        bm25.close()
+
     def _reset(self) -> Manifest:
         """Manifest first, stores after: a kill in between leaves an empty manifest, which hides
         any leftover rows and makes the next run index everything."""
         manifest = Manifest(fingerprint=self._fingerprint)
         manifest.save(self._layout.manifest)
+        checkpoint("reset:manifest")
         for folder in (self._layout.lancedb, self._layout.tantivy):
             shutil.rmtree(folder, ignore_errors=True)
         return manifest
 
     def _repair(self, manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer) -> int:
-        live = manifest.live_ids()
         table_ids, bm25_ids = table.ids(), bm25.ids()
-        orphans_table, orphans_bm25 = table_ids - live, bm25_ids - live
-        table.delete(orphans_table)
-        bm25.delete(orphans_bm25)
-        # A listed source whose rows are gone from either store is indexed again.
+        orphans = (table_ids | bm25_ids) - manifest.live_ids()
+        # A listed source whose rows are gone from either store is indexed again. It is unlisted
+        # first, then its surviving rows go with the orphans: were they kept, the rows present in
+        # one store would be skipped as already stored and never reach the other one.
         damaged = [s for s, e in manifest.sources.items() if not set(e.chunk_ids) <= (table_ids & bm25_ids)]
         for source in damaged:
             del manifest.sources[source]
-        if orphans_bm25:
-            bm25.commit()
         if damaged:
             manifest.save(self._layout.manifest)
-        return len(orphans_table | orphans_bm25) + len(damaged)
+        live = manifest.live_ids()
+        table.delete(table_ids - live)
+        bm25.delete(bm25_ids - live)
+        if bm25_ids - live:
+            bm25.commit()
+        return len(orphans) + len(damaged)
 
     def _plan(self, sources: Sequence[SourceFile], manifest: Manifest) -> tuple[list[SourceFile], int]:
         todo: list[SourceFile] = []
@@ -228,6 +254,10 @@ class IndexSync:
     ) -> tuple[list[str], str | None]:
         ids: list[str] = []
         allocator = ChunkIdAllocator(item.source)
+        old = manifest.sources.get(item.source)
+        # Rows this file already has: text that did not change keeps its id (and vector), but its
+        # line range, ordinal or heading trail may have moved when text was edited above it.
+        previous = table.fetch(list(old.chunk_ids)) if old is not None else {}
         try:
             for document in item.read():
                 chunks = chunk_document(
@@ -235,7 +265,9 @@ class IndexSync:
                 )
                 ids.extend(c.id for c in chunks)
                 batch.chunks.extend(c for c in chunks if c.id not in stored)
-                if len(batch.chunks) >= BATCH_CHUNKS:
+                self._note_moved(chunks, stored, previous, batch)
+                checkpoint("read")
+                if len(batch.chunks) >= self._batch_chunks:
                     self._flush(batch, table, bm25, manifest, stored)
         except (RaggityError, OSError) as exc:
             return ids, str(exc) or exc.__class__.__name__
@@ -243,26 +275,54 @@ class IndexSync:
             return ids, "no text"
         return ids, None
 
+    @staticmethod
+    def _note_moved(
+        chunks: list[Chunk], stored: set[str], previous: dict[str, StoredChunk], batch: _Batch
+    ) -> None:
+        for chunk in chunks:
+            row = previous.get(chunk.id)
+            if chunk.id in stored and row is not None and row.chunk != chunk:
+                batch.moved.append((chunk, row.vector))
+
+    def _rewrite_moved(self, batch: _Batch, table: VectorTableWriter, bm25: Bm25Writer) -> None:
+        """Replaces moved rows with fresh metadata and their stored vectors: nothing is re-embedded.
+        A kill between delete and add leaves listed-but-missing rows, which the next run repairs."""
+        ids = [chunk.id for chunk, _ in batch.moved]
+        table.delete(ids)
+        bm25.delete(ids)
+        table.add([chunk for chunk, _ in batch.moved], np.stack([vector for _, vector in batch.moved]))
+        bm25.add([chunk for chunk, _ in batch.moved])
+        bm25.commit()
+        batch.moved = []
+
     def _flush(
         self, batch: _Batch, table: VectorTableWriter, bm25: Bm25Writer, manifest: Manifest, stored: set[str]
     ) -> None:
         if batch.chunks:
             texts = [c.search_text for c in batch.chunks]
             started = time.perf_counter()
+            checkpoint("embed:before")
             vectors = self._embedder.embed(texts)
+            checkpoint("embed:after")
             self._embed_seconds += time.perf_counter() - started
             table.add(batch.chunks, vectors)
+            checkpoint("lancedb:added")
             bm25.add(batch.chunks)
             bm25.commit()
+            checkpoint("tantivy:committed")
             tokens = sum(c.n_tokens for c in batch.chunks)
             self._tokens += tokens
             self._written += len(batch.chunks)
             stored.update(c.id for c in batch.chunks)
             self._progress.advanced(0, len(batch.chunks), tokens)
             batch.chunks = []
+        if batch.moved:
+            self._rewrite_moved(batch, table, bm25)
         if batch.finished:
             manifest.sources.update(batch.finished)
+            checkpoint("manifest:before")
             manifest.save(self._layout.manifest)
+            checkpoint("manifest:after")
             batch.finished = {}
 
 

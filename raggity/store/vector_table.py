@@ -6,6 +6,7 @@ Writes go through lancedb. Reads go through Lance, the table's own storage engin
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,11 @@ def _schema(dim: int) -> Any:
     )
 
 
+def committed(table: Path) -> bool:
+    """False for a table folder whose first write never committed a version (a killed ingest)."""
+    return (table / "_versions").is_dir() and any((table / "_versions").iterdir())
+
+
 def _quoted(ids: Iterable[str]) -> str:
     return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
 
@@ -66,7 +72,13 @@ class VectorTableWriter:
         self._dim = dim
         self._table: Any = None
         if TABLE in self._db.list_tables().tables:
-            self._table = self._db.open_table(TABLE)
+            if committed(folder / f"{TABLE}.lance"):
+                self._table = self._db.open_table(TABLE)
+            else:  # the first write was killed before its commit: nothing readable in it
+                shutil.rmtree(folder / f"{TABLE}.lance")
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        return _fetch(None if self._table is None else self._table.to_lance(), ids)
 
     def ids(self) -> set[str]:
         if self._table is None:
@@ -131,7 +143,7 @@ class VectorTableReader:
     def __init__(self, table: Path) -> None:
         import lance
 
-        self._dataset: Any = lance.dataset(str(table)) if table.exists() else None
+        self._dataset: Any = lance.dataset(str(table)) if committed(table) else None
 
     @property
     def rows(self) -> int:
@@ -155,13 +167,7 @@ class VectorTableReader:
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
-        if self._dataset is None or not ids:
-            return {}
-        table = self._dataset.to_table(columns=[*_COLUMNS, "vector"], filter=f"id IN ({_quoted(ids)})")
-        return {
-            row["id"]: StoredChunk(_chunk(row), np.asarray(row["vector"], dtype=np.float32))
-            for row in table.to_pylist()
-        }
+        return _fetch(self._dataset, ids)
 
     def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]:
         if self._dataset is None or not parent_ids:
@@ -173,6 +179,19 @@ class VectorTableReader:
         if self._dataset is None:
             return []
         return list(self._dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def _fetch(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:
+    result: dict[str, StoredChunk] = {}
+    if dataset is None:
+        return result
+    for start in range(0, len(ids), 1000):
+        table = dataset.to_table(
+            columns=[*_COLUMNS, "vector"], filter=f"id IN ({_quoted(ids[start : start + 1000])})"
+        )
+        for row in table.to_pylist():
+            result[row["id"]] = StoredChunk(_chunk(row), np.asarray(row["vector"], dtype=np.float32))
+    return result
 
 
 def _chunk(row: dict[str, Any]) -> Chunk:

@@ -215,3 +215,35 @@ def test_deletion_is_scoped_to_the_ingested_roots(tmp_path: Path) -> None:
     assert str(a_files["html"]) not in source_ids(s)
     assert str(b_file.resolve()) in source_ids(s)
     assert remaining < ids
+
+
+def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path: Path) -> None:
+    """Unchanged chunks keep their ids and vectors, but their stored lines must follow the edit."""
+    from raggity.store.vector_table import VectorTableReader
+
+    config = write_config(tmp_path, ingest={"chunk_tokens": 32})
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    # Each paragraph under its own heading, so chunk boundaries do not shift when text is added above.
+    paragraphs = [f"## Part {n}\n\nParagraph {n} talks about topic{n} with alpha{n} beta{n} gamma{n}." for n in range(12)]
+    target = notes / "long.md"
+    target.write_text("\n\n".join(paragraphs) + "\n")
+    s = session(config)
+    s.ingest([notes])
+    before = {c.chunk.text: c.chunk for c in VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout))).values()}
+
+    target.write_text("New first line.\n\nAnother new line.\n\n" + "\n\n".join(paragraphs) + "\n")
+    counting = CountingEmbedder(s.embedder)
+    s.__dict__["embedder"] = counting
+    s.ingest([notes])
+
+    after = VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout)))
+    text = target.read_text()
+    kept = [row.chunk for row in after.values() if row.chunk.text in before]
+    assert kept, "some chunks' text is unchanged, so their ids must survive"
+    for chunk in kept:
+        assert chunk.id == before[chunk.text].id
+        first_line = text[: text.index(chunk.text.strip())].count("\n") + 1
+        assert chunk.location.line_start == first_line == before[chunk.text].location.line_start + 4
+    # Only text that did not exist before was embedded again.
+    assert counting.texts and all(t not in before for t in counting.texts)
