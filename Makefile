@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml requirements-models.txt
 
 demo: install
 	$(BIN)/rag init $(DEMO)/raggity.toml --force
-	$(BIN)/rag --config $(DEMO)/raggity.toml ingest docs
-	$(BIN)/rag --config $(DEMO)/raggity.toml ask "How does raggity decide that the documents do not contain the answer?"
+	$(BIN)/rag ingest --config $(DEMO)/raggity.toml docs
+	$(BIN)/rag ask --config $(DEMO)/raggity.toml "How does raggity decide that the documents do not contain the answer?"
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -6,6 +6,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -59,4 +60,7 @@ class RichIngestProgress:
 
     def warn(self, source: str, reason: str) -> None:
         self.warnings += 1
-        self._console.print(f"[yellow]skipped[/yellow] {display_path(source)!r}: {reason}", highlight=False)
+        self._console.print(
+            f"[yellow]skipped[/yellow] {escape(repr(display_path(source)))}: {escape(reason)}",
+            highlight=False,
+        )

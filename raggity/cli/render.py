@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from raggity.core.types import Answer, Candidate, StageTrace
@@ -130,7 +131,7 @@ def print_sources(console: Console, answer: Answer) -> None:
     console.print("\n[bold]Sources[/bold]")
     for c in answer.citations:
         flag = "" if c.supported else "  [yellow](not supported by this source: check it)[/yellow]"
-        console.print(f"  [{c.n}] {display_path(c.source)}:{c.location}{flag}", highlight=False)
+        console.print(f"  [{c.n}] {escape(display_path(c.source))}:{c.location}{flag}", highlight=False)
     if answer.unsupported_sentences:
         console.print(
             f"[yellow]{len(answer.unsupported_sentences)} sentence(s) cite a source that does not support them.[/yellow]"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from raggity.api.session import Raggity
@@ -27,13 +28,23 @@ ConfigOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 
 
+# `rag --config X ingest` and `rag ingest --config X` both work; the command's own option wins.
+_global_config: list[Path | None] = [None]
+
+
+def set_global_config(config: Path | None) -> None:
+    _global_config[0] = config
+
+
 def load(config: Path | None) -> Config:
     from raggity.config.loader import load_config
 
-    return load_config(config)
+    return load_config(config or _global_config[0])
 
 
 def session(config: Path | None) -> Raggity:
     from raggity.api.session import Raggity
 
-    return Raggity(load(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {message}"))
+    return Raggity(
+        load(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {escape(message)}")
+    )

@@ -59,6 +59,18 @@ def parse_config(raw_text: str, path: Path) -> Config:
     locate = _KeyLocator(raw_text)
     sections: dict[str, Any] = {}
     for name, value in data.items():
+        if not isinstance(value, dict):
+            home = [
+                section
+                for section, cls in SECTIONS.items()
+                if name in {f.name for f in dataclasses.fields(cls)}
+            ]
+            raise ConfigError(
+                f"{path}:{locate.key('', name)}: key {name} must be inside a section",
+                f"move it under [{home[0]}]"
+                if home
+                else "put it under one of " + ", ".join(f"[{s}]" for s in SECTIONS),
+            )
         if name not in SECTIONS:
             # A stray top-level key has no [header] line: locate it as a key, not a section.
             line = locate.section(name) if isinstance(value, dict) else locate.key("", name)
@@ -66,8 +78,6 @@ def parse_config(raw_text: str, path: Path) -> Config:
                 f"{path}:{line}: unknown section [{name}]{_suggest(name, SECTIONS)}",
                 f"sections are {', '.join('[' + s + ']' for s in SECTIONS)}",
             )
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}:{locate.key('', name)}: {name} must be a [{name}] table")
         sections[name] = _build_section(name, value, path, locate)
     config = Config(**sections, source=path.resolve())
     if config.ingest.chunk_tokens > config.embedding.max_tokens - 2:
@@ -88,7 +98,7 @@ def _build_section(name: str, values: dict[str, Any], path: Path, locate: _KeyLo
         if key not in fields:
             raise ConfigError(
                 f"{where}: unknown key [{name}] {key}{_suggest(key, fields)}",
-                "see raggity.toml.example for every key",
+                "`rag init FILE` writes every key with its default; see docs/configuration.md",
             )
         field = fields[key]
         kwargs[key] = _check_value(value, field, f"{where}: [{name}] {key}")

@@ -46,7 +46,10 @@ class EmbeddingConfig:
         "", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model."
     )
     max_tokens: int = key(
-        320, "Longest input the embedder sees: chunk_tokens plus [CLS]/[SEP] and the heading trail.", lo=8, hi=512
+        320,
+        "Longest input the embedder sees: chunk_tokens plus [CLS]/[SEP] and the heading trail.",
+        lo=8,
+        hi=512,
     )
     batch_size: int = key(32, "Chunks embedded per ONNX call.", lo=1, hi=1024)
     threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)

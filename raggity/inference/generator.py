@@ -93,7 +93,9 @@ def _without_extra_buffers() -> Iterator[None]:
     """
     from llama_cpp import llama as llama_module
 
-    original = llama_module.llama_cpp.llama_model_default_params
+    # The ctypes bindings module as `Llama.__init__` sees it (not re-exported, hence the lookup).
+    bindings: Any = vars(llama_module)["llama_cpp"]
+    original = bindings.llama_model_default_params
 
     def params() -> Any:
         value = original()
@@ -101,8 +103,8 @@ def _without_extra_buffers() -> Iterator[None]:
             value.use_extra_bufts = False
         return value
 
-    llama_module.llama_cpp.llama_model_default_params = params
+    bindings.llama_model_default_params = params
     try:
         yield
     finally:
-        llama_module.llama_cpp.llama_model_default_params = original
+        bindings.llama_model_default_params = original

@@ -120,8 +120,10 @@ def download_all(
     return dest
 
 
-def verify_download(folder: Path) -> None:
-    """Re-hashes every file listed in the folder's raggity-model.json; ModelError on any difference."""
+def verify_download(folder: Path, hasher: Callable[[Path], str] = sha256_file) -> None:
+    """Re-hashes every file listed in the folder's raggity-model.json; ModelError on any difference.
+
+    `hasher` may be a caching one, so that a large model is not re-read on every load."""
     manifest = folder / MANIFEST_NAME
     try:
         records = json.loads(manifest.read_text(encoding="utf-8"))["files"]
@@ -130,7 +132,7 @@ def verify_download(folder: Path) -> None:
         raise ModelError(f"{manifest}: missing or malformed manifest", "pull the model again") from exc
     for relative, digest in expected.items():
         path = folder / relative
-        actual = sha256_file(path) if path.is_file() else "missing"
+        actual = hasher(path) if path.is_file() else "missing"
         if actual != digest:
             raise ModelError(f"{path}: expected sha256 {digest}, got {actual}", "pull the model again")
 

@@ -51,7 +51,7 @@ def resolve_embedder(cfg: EmbeddingConfig, base_dir: Path) -> EmbedderFiles:
     if packaged is None:
         pulled = models_home() / cfg.model
         if pulled.is_dir():
-            return _embedder_from_folder(pulled)
+            return _embedder_from_folder(verified_pull(pulled))
         raise ModelError(
             f"embedding model {cfg.model!r} is neither packaged nor pulled",
             f"use one of {', '.join(EMBEDDERS)} or set [embedding] model_path to an ONNX folder",
@@ -101,7 +101,8 @@ def resolve_generator(
         return GeneratorFile(path, identity=f"{path.name}:{hash_cache().digest(path)[:16]}")
     packaged = GENERATORS.get(cfg.model)
     if packaged is None:
-        pulled = sorted((models_home() / cfg.model).glob("*.gguf"))
+        folder = models_home() / cfg.model
+        pulled = sorted(verified_pull(folder).glob("*.gguf")) if folder.is_dir() else []
         if pulled:
             return GeneratorFile(pulled[0], identity=f"{cfg.model}:{hash_cache().digest(pulled[0])[:16]}")
         raise ModelError(
@@ -169,7 +170,16 @@ def resolve_reranker(cfg: RetrievalConfig, base_dir: Path) -> Path | None:
     if ("/" in name or name.startswith(".")) and as_path.is_dir():
         return as_path
     pulled = models_home() / Path(name).name
-    return pulled if pulled.is_dir() else None
+    return verified_pull(pulled) if pulled.is_dir() else None
+
+
+def verified_pull(folder: Path) -> Path:
+    """A folder written by `rag models pull` is checked against the hashes recorded when it was downloaded."""
+    from raggity.models.download import MANIFEST_NAME, verify_download
+
+    if (folder / MANIFEST_NAME).is_file():
+        verify_download(folder, hasher=hash_cache().digest)
+    return folder
 
 
 def describe_reranker_fix(cfg: RetrievalConfig) -> str:

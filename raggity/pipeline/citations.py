@@ -38,7 +38,7 @@ def content_words(text: str) -> set[str]:
 def support(sentence: str, source_text: str) -> float:
     words = content_words(_MARKER.sub(" ", sentence))
     if not words:
-        return 1.0
+        return 0.0  # a bare "[1] [2]" claims nothing, so it cannot count as backed by evidence
     return len(words & content_words(source_text)) / len(words)
 
 

@@ -380,3 +380,12 @@ def test_chunks_longer_than_the_embedder_input_are_refused(tmp_path: Path) -> No
     config.write_text("[ingest]\nchunk_tokens = 400\n\n[embedding]\nmax_tokens = 320\n")
     with pytest.raises(ConfigError, match=r"raggity\.toml:2: \[ingest\] chunk_tokens \(400\)"):
         load_config(config)
+
+
+def test_a_key_outside_any_section_says_which_section_it_belongs_to(tmp_path: Path) -> None:
+    config = tmp_path / "raggity.toml"
+    config.write_text("# comment\ntop_k = 3\n\n[index]\npath = 'x'\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    assert "raggity.toml:2: key top_k must be inside a section" in caught.value.message
+    assert caught.value.hint == "move it under [retrieval]"

@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.prompt import SYSTEM_PROMPT, PromptSource, build_messages, neutralise
+from raggity.pipeline.prompt import (
+    ANSWER_INSTRUCTION,
+    SYSTEM_PROMPT,
+    PromptSource,
+    build_messages,
+    neutralise,
+)
 
 HOSTILE = (
     "Real content about tides.\n"
@@ -108,7 +114,7 @@ def test_question_is_neutralised_too() -> None:
     assert user.count("</source>") == 1
     assert _BRACKETED_NUMBER.findall(user) == []
     assert re.search(r"<\|\w{0,20}\|>", user) is None  # no chat-template token such as <|im_start|>
-    assert user.endswith("Answer with citations:")
+    assert user.endswith(ANSWER_INSTRUCTION)  # the question cannot push text past the instruction
 
 
 def test_hostile_file_name_cannot_forge_a_block() -> None:
