@@ -247,3 +247,35 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
         assert chunk.location.line_start == first_line == before[chunk.text].location.line_start + 4
     # Only text that did not exist before was embedded again.
     assert counting.texts and all(t not in before for t in counting.texts)
+
+
+def test_a_rebuild_reindexes_files_of_other_folders_instead_of_dropping_them(tmp_path: Path) -> None:
+    config = write_config(tmp_path, ingest={"chunk_tokens": 64})
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, topic in ((first, "volcanoes erupt basalt lava"), (second, "glaciers carve granite valleys")):
+        folder.mkdir()
+        (folder / "note.md").write_text(f"# Note\n\nThis note explains how {topic}.\n")
+    s = session(config)
+    s.ingest([first])
+    s.ingest([second])
+    report = s.ingest([second], rebuild=True)
+    assert report.rebuilt
+    assert set(source_ids(s)) == {str(first / "note.md"), str(second / "note.md")}
+    store_ids(s.layout)  # all three stores agree
+
+
+def test_queries_refuse_an_index_built_by_another_embedder(tmp_path: Path) -> None:
+    import pytest
+
+    from raggity.core.errors import IndexStateError
+    from raggity.store.manifest import Fingerprint
+
+    s, _, docs = setup(tmp_path)
+    s.ingest([docs])
+    manifest = load_manifest(s.layout.manifest)
+    assert manifest.fingerprint is not None
+    manifest.fingerprint = Fingerprint("other-model:0123456789abcdef:256", 64, 1024)
+    manifest.save(s.layout.manifest)
+    with pytest.raises(IndexStateError, match="built with embedder other-model") as caught:
+        session(tmp_path / "raggity.toml").search("frobnicator")
+    assert "--rebuild" in caught.value.hint
