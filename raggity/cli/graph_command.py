@@ -1,0 +1,135 @@
+"""`rag graph-build` and `rag graph stats|show`: the entity graph behind [retrieval] graph."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from raggity.cli.shared import ConfigOption, JsonOption, err, out
+from raggity.cli.shared import session as _session
+
+graph_app = typer.Typer(help="Inspect the entity graph built by `rag graph-build`.", no_args_is_help=True)
+
+
+def graph_build(
+    config: ConfigOption = None,
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running ingest.", min=0)] = 0.0,
+    json_out: JsonOption = False,
+) -> None:
+    """Extract entities and relations from every chunk not yet in the graph (one LLM call each).
+
+    Incremental and resumable: interrupt it any time; the next run continues where it stopped."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from raggity.api.graph import graph_build as build
+    from raggity.pipeline.graph_build import GraphBuildStatus
+
+    session = _session(config)
+    console = err if json_out else out
+    with Progress(
+        TextColumn("[bold]graph"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("chunks · {task.fields[rate]} chunks/s · ETA {task.fields[eta]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task("graph", total=None, rate="-", eta="-")
+
+        def progress(status: GraphBuildStatus) -> None:
+            eta = status.eta_seconds
+            bar.update(
+                task,
+                total=status.total,
+                completed=status.done,
+                rate=f"{status.rate:.2f}",
+                eta="-" if eta is None else f"{int(eta) // 60}m{int(eta) % 60:02d}s",
+            )
+
+        report = build(session, progress=progress, wait_seconds=wait)
+    if json_out:
+        from dataclasses import asdict
+
+        from raggity.cli.render import print_json
+
+        print_json(out, {**asdict(report), "graph": str(session.layout.graph)})
+        return
+    out.print(
+        f"[bold]done[/bold] in {report.seconds:.1f}s: {report.extracted} chunks extracted"
+        + (f" ({report.seconds_per_chunk:.2f}s/chunk)" if report.extracted else "")
+        + f", {report.unchanged} unchanged, {report.removed} removed"
+        + (f", {report.unparsed} unparseable replies" if report.unparsed else "")
+        + f"; graph has {report.nodes} entities and {report.edges} relations"
+    )
+    out.print(f"graph: {session.layout.graph}")
+
+
+@graph_app.command("stats")
+def stats(
+    config: ConfigOption = None,
+    top: Annotated[int, typer.Option("--top", help="How many entities to list.", min=0)] = 10,
+    json_out: JsonOption = False,
+) -> None:
+    """Entities, relations, coverage, and the entities mentioned by the most chunks."""
+    from raggity.api.graph import graph_stats
+
+    result = graph_stats(_session(config), top=top)
+    if json_out:
+        from dataclasses import asdict
+
+        from raggity.cli.render import print_json
+
+        print_json(out, {**asdict(result), "path": str(result.path)})
+        return
+    if not result.exists:
+        out.print(f"no entity graph at {result.path}; run `rag graph-build`")
+        return
+    out.print(
+        f"{result.nodes} entities, {result.edges} relations; "
+        f"{result.chunks_processed}/{result.chunks_live} chunks extracted"
+        + (f" by {result.generator}" if result.generator else "")
+    )
+    if result.top:
+        table = Table(show_header=True, header_style="bold")
+        for column in ("entity", "type", "chunks"):
+            table.add_column(column)
+        for e in result.top:
+            table.add_row(e.name, e.type, str(e.chunks))
+        out.print(table)
+
+
+@graph_app.command("show")
+def show(
+    entity: Annotated[str, typer.Argument(help="An entity name (case and plural do not matter).")],
+    config: ConfigOption = None,
+    limit: Annotated[int, typer.Option("--limit", help="Most chunks to list.", min=1)] = 20,
+    json_out: JsonOption = False,
+) -> None:
+    """An entity's relations, and the chunks that mention it with their source and location."""
+    from raggity.api.graph import show_entity
+    from raggity.cli.render import display_path
+
+    view = show_entity(_session(config), entity, limit=limit)
+    if json_out:
+        from dataclasses import asdict
+
+        from raggity.cli.render import print_json
+
+        data = asdict(view)
+        for mention, m in zip(data["mentions"], view.mentions, strict=True):
+            mention["location"] = str(m.location)
+        print_json(out, data)
+        return
+    out.print(f"[bold]{view.name}[/bold]" + (f" ({view.type})" if view.type else ""))
+    if view.relations:
+        out.print("relations:")
+        for r in view.relations:
+            out.print(f"  {r.subject} —{r.relation}→ {r.object}" + (f"  ×{r.chunks}" if r.chunks > 1 else ""))
+    else:
+        out.print("relations: none")
+    out.print(f"mentioned in {len(view.mentions)} chunk(s):")
+    for m in view.mentions:
+        snippet = " ".join(m.text.split())[:100]
+        out.print(f"  {display_path(m.source)}:{m.location}  {snippet}")

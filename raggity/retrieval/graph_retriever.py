@@ -1,0 +1,107 @@
+"""Graph retrieval: link the question's entities to graph nodes, expand their neighbourhood, and rank
+the chunks that mention the nodes found.
+
+Linking is by exact normalised name (question n-grams against node keys) and by embedding
+similarity of the n-grams to node names (vectors computed once, on first use, and kept in memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from raggity.core.protocols import Vectors
+from raggity.core.types import Hit
+from raggity.retrieval.graph_model import Graph, name_tokens, normalise_entity_name
+
+EmbedTexts = Callable[[Sequence[str]], Vectors]
+
+_MAX_NGRAM = 4
+_MAX_EMBEDDED_NGRAMS = 48
+# Question words that are never entities on their own.
+_STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be been do does did what which "
+    "who whom whose when where why how that this these those it its as about into than then there their "
+    "they he she his her we you your i my me our not no yes can could would should will shall may might "
+    "many much more most some any all each other such only also".split()
+)
+
+
+def question_ngrams(question: str, max_n: int = _MAX_NGRAM) -> list[str]:
+    """Word n-grams of the question (longest first) that neither start nor end with a stopword."""
+    words = name_tokens(question)
+    grams: list[str] = []
+    for n in range(min(max_n, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if gram[0] in _STOPWORDS or gram[-1] in _STOPWORDS:
+                continue
+            grams.append(" ".join(gram))
+    return list(dict.fromkeys(grams))
+
+
+class GraphRetriever:
+    def __init__(
+        self,
+        graph: Graph,
+        embed: EmbedTexts | None = None,
+        *,
+        hops: int = 1,
+        similarity: float = 0.8,
+        max_node_chunks: int = 50,
+    ) -> None:
+        self.graph = graph
+        self._embed = embed
+        self._hops = hops
+        self._similarity = similarity
+        self._max_node_chunks = max_node_chunks
+        self._keys: list[str] = []
+        self._vectors: Vectors | None = None
+
+    def link(self, question: str) -> dict[str, float]:
+        """Node key -> link strength in (0, 1] for the entities the question mentions."""
+        nodes = self.graph.nodes
+        grams = question_ngrams(question)
+        linked: dict[str, float] = {}
+        for gram in grams:
+            key = normalise_entity_name(gram)
+            if key in nodes and key not in _STOPWORDS:
+                linked[key] = 1.0
+        if self._embed is not None and nodes:
+            unmatched = [g for g in grams if normalise_entity_name(g) not in linked][:_MAX_EMBEDDED_NGRAMS]
+            for key, score in self._similar(unmatched).items():
+                linked[key] = max(linked.get(key, 0.0), score)
+        return linked
+
+    def _similar(self, grams: Sequence[str]) -> dict[str, float]:
+        if not grams or self._embed is None:
+            return {}
+        if self._vectors is None:
+            self._keys = sorted(self.graph.nodes)
+            names = [self.graph.nodes[k].name for k in self._keys]
+            self._vectors = np.asarray(self._embed(names), dtype=np.float32)
+        if not len(self._keys):
+            return {}
+        sims = np.asarray(self._embed(list(grams)), dtype=np.float32) @ self._vectors.T
+        best = sims.max(axis=0)
+        return {self._keys[i]: float(best[i]) for i in np.flatnonzero(best >= self._similarity)}
+
+    def retrieve(self, question: str, limit: int) -> list[Hit]:
+        """Chunks of linked nodes and of their neighbours; nodes closer to the question, more strongly
+        linked and more specific (mentioned by fewer chunks) weigh more."""
+        linked = self.link(question)
+        if not linked or limit <= 0:
+            return []
+        distance = self.graph.neighbourhood(linked, self._hops)
+        nodes = self.graph.nodes
+        scores: dict[str, float] = {}
+        for key, hops in distance.items():
+            node = nodes[key]
+            if len(node.chunk_ids) > self._max_node_chunks:
+                continue  # a hub ("data", "system") says nothing about any one chunk
+            weight = linked.get(key, 0.5) / (1 + hops) / np.log2(1 + len(node.chunk_ids))
+            for cid in node.chunk_ids:
+                scores[cid] = scores.get(cid, 0.0) + float(weight)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [Hit(cid, score) for cid, score in ranked]

@@ -1,0 +1,125 @@
+"""Graph build with the real small GGUF: replies parse, updates are incremental, builds resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raggity.api.graph import graph_stats, show_entity, update_graph
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.pipeline.generation import TextGenerator
+from raggity.pipeline.graph_build import (
+    GraphBuildSettings,
+    GraphBuildStatus,
+    live_chunk_ids,
+    parse_extraction,
+)
+from raggity.retrieval.graph_model import load_graph
+from tests.support import write_config
+
+ALPHA = "Marie Curie worked in Paris. She discovered polonium with Pierre Curie.\n"
+BETA = "The Danube flows through Vienna and Budapest before it reaches the Black Sea.\n"
+ALPHA_EDITED = "Marie Curie won two Nobel Prizes. She later led the Radium Institute in Warsaw.\n"
+
+
+class CountingGenerator:
+    """Wraps a generator, recording each chunk text it is asked about and each raw reply."""
+
+    def __init__(self, inner: TextGenerator) -> None:
+        self.inner = inner
+        self.prompts: list[str] = []
+        self.replies: list[str] = []
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def stream(self, messages: Sequence[dict[str, str]], **kwargs: Any) -> Iterator[str]:
+        self.prompts.append(messages[-1]["content"])
+        reply = "".join(self.inner.stream(messages, **kwargs))
+        self.replies.append(reply)
+        yield reply
+
+
+class Interrupt:
+    def __init__(self, after: int) -> None:
+        self.after = after
+
+    def __call__(self, status: GraphBuildStatus) -> None:
+        if status.done >= self.after:
+            raise KeyboardInterrupt
+
+
+def _session(root: Path, docs: Path) -> Raggity:
+    config = write_config(
+        root,
+        ingest={"paths": [str(docs)]},
+        retrieval={"rerank": False, "graph": True},
+        generation={"model": "smollm2-135m-instruct", "max_tokens": 64, "temperature": 0.0},
+    )
+    return Raggity(load_config(config))
+
+
+def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "alpha.txt").write_text(ALPHA)
+    (docs / "beta.txt").write_text(BETA)
+    session = _session(tmp_path, docs)
+    graph_on = session.config
+    session.config = replace(graph_on, retrieval=replace(graph_on.retrieval, graph=False))
+    session.ingest([docs])  # index only
+    counting = CountingGenerator(session.generator)
+    session.generator = counting  # type: ignore[assignment]
+    live = live_chunk_ids(session.layout)
+    assert len(live) == 2
+
+    # Interrupted after the first chunk: that chunk is saved, the rest is left for the next run.
+    with pytest.raises(KeyboardInterrupt):
+        update_graph(session, progress=Interrupt(after=1), settings=GraphBuildSettings(max_tokens=64))
+    assert len(counting.prompts) == 1
+    assert load_graph(session.layout.graph).processed() == {live[0]}
+    first_prompt = counting.prompts[0]
+
+    report = update_graph(session, settings=GraphBuildSettings(max_tokens=64))
+    assert (report.extracted, report.unchanged) == (1, 1)
+    assert len(counting.prompts) == 2
+    assert first_prompt not in counting.prompts[1:]  # not sent to the model again
+    assert load_graph(session.layout.graph).processed() == set(live)
+
+    # Edit one file, delete another: the automatic update after ingest extracts only the new chunk.
+    old_alpha = set(load_graph(session.layout.graph).processed())
+    (docs / "alpha.txt").write_text(ALPHA_EDITED)
+    (docs / "beta.txt").unlink()
+    session.config = graph_on
+    session.ingest([docs])
+    assert len(counting.prompts) == 3
+    assert "Radium Institute" in counting.prompts[2]
+    new_live = set(live_chunk_ids(session.layout))
+    graph = load_graph(session.layout.graph)
+    assert graph.processed() == new_live
+    assert len(new_live) == 1
+    assert not new_live & old_alpha  # the edited file's old chunk and the deleted file's are gone
+    for node in graph.nodes.values():
+        assert node.chunk_ids <= new_live
+
+    # Every reply of the model parsed (grammar-constrained JSON; truncated replies are salvaged).
+    for prompt, reply in zip(counting.prompts, counting.replies, strict=True):
+        assert parse_extraction(reply, prompt) is not None, reply
+        try:
+            json.loads(reply)
+        except ValueError:
+            assert len(reply) > 60  # only a reply cut off by max_tokens may be invalid JSON
+
+    stats = graph_stats(session)
+    assert stats.chunks_processed == stats.chunks_live == 1
+    if stats.top:
+        view = show_entity(session, stats.top[0].name)
+        assert view.mentions
+        assert all(m.chunk_id in new_live for m in view.mentions)

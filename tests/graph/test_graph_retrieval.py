@@ -1,0 +1,130 @@
+"""Graph retrieval plumbing: a document linked to the question only through a shared entity is found
+with graph retrieval and not without it. The graph is built with a fake generator (fixed entities per
+chunk), so the test is deterministic and needs no language model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raggity.api.graph import MISSING_GRAPH, update_graph
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.core.trace import TraceRecorder
+from raggity.pipeline.graph_build import GraphBuildSettings, GraphBuildStatus
+from raggity.retrieval.graph_model import load_graph
+from tests.support import write_config
+
+QUESTION = "Who founded Zorblax Industries?"
+DOCS = {
+    "zorblax.txt": "Zorblax Industries was founded by Marta Quillfeather in a small workshop.",
+    "goats.txt": "Marta Quillfeather keeps three goats on a hillside farm beside the fjord.",
+    "founders.txt": "Many industries were founded by engineers who started companies in garages.",
+    "startups.txt": "Who founds a company? Founders of industrial firms often start with a workshop.",
+    "factory.txt": "Industrial founders built factories and workshops across the region.",
+    "weather.txt": "Heavy rain fell on the coast, and the harbour closed for two days.",
+}
+# The fake extractor: entities per document, found by a phrase of its text.
+ENTITIES = {
+    "Zorblax Industries was": (
+        [("Zorblax Industries", "organization"), ("Marta Quillfeather", "person")],
+        [("Marta Quillfeather", "founded", "Zorblax Industries")],
+    ),
+    "keeps three goats": ([("Marta Quillfeather", "person"), ("fjord", "place")], []),
+    "rain fell": ([("harbour", "place")], []),
+}
+
+
+class FakeGenerator:
+    identity = "fake"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def stream(self, messages: Sequence[dict[str, str]], **kwargs: Any) -> Iterator[str]:
+        self.calls += 1
+        assert kwargs["json_schema"]["required"] == ["entities", "relations"]
+        text = messages[-1]["content"]
+        entities, relations = next((v for k, v in ENTITIES.items() if k in text), ([], []))
+        yield json.dumps(
+            {
+                "entities": [{"name": n, "type": t} for n, t in entities],
+                "relations": [{"subject": s, "relation": r, "object": o} for s, r, o in relations],
+            }
+        )
+
+
+def _session(root: Path, graph: bool) -> Raggity:
+    config = write_config(root, retrieval={"rerank": False, "graph": graph, "graph_hops": 1, "candidates": 2})
+    return Raggity(load_config(config))
+
+
+def _sources(session: Raggity) -> list[str]:
+    found = session.retrieve(QUESTION, TraceRecorder(), rerank=False)
+    return [Path(c.chunk.source).name for c in found]
+
+
+def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text + "\n")
+    plain = _session(tmp_path, graph=False)
+    plain.ingest([docs])
+    without = _sources(plain)
+    assert "zorblax.txt" in without
+    assert "goats.txt" not in without
+
+    fake = FakeGenerator()
+    plain.generator = fake  # type: ignore[assignment]
+    update_graph(plain)
+    assert fake.calls == len(DOCS)
+    assert "marta quillfeather" in load_graph(plain.layout.graph).nodes
+
+    graphed = _session(tmp_path, graph=True)
+    trace = TraceRecorder()
+    found = graphed.retrieve(QUESTION, trace, rerank=False)
+    by_source = {Path(c.chunk.source).name: c for c in found}
+    assert "goats.txt" in by_source
+    assert by_source["goats.txt"].origins == ("graph",)
+    assert "graph" in by_source["zorblax.txt"].origins
+    assert any(s.stage == "graph" and s.n_out >= 2 for s in trace.stages)
+
+    # Nothing changed: a rerun sends nothing to the model.
+    update_graph(plain)
+    assert fake.calls == len(DOCS)
+
+
+def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text + "\n")
+    warnings: list[str] = []
+    config = load_config(write_config(tmp_path, retrieval={"rerank": False, "graph": True}))
+    session = Raggity(replace(config, retrieval=replace(config.retrieval, graph=False)), warn=warnings.append)
+    session.generator = FakeGenerator()  # type: ignore[assignment]
+    session.ingest([docs])
+    session.config = config
+
+    # graph = true but no graph.json: one warning, retrieval still answers.
+    assert session.retrieve(QUESTION, TraceRecorder(), rerank=False)
+    assert warnings == [MISSING_GRAPH]
+
+    saved: list[int] = []
+
+    def progress(status: GraphBuildStatus) -> None:
+        if status.done:
+            saved.append(len(load_graph(session.layout.graph).processed()))
+        if status.done == 3:
+            raise KeyboardInterrupt  # as a kill after the periodic save would leave it
+
+    with pytest.raises(KeyboardInterrupt):
+        update_graph(session, progress=progress, settings=GraphBuildSettings(save_every=2))
+    assert saved == [0, 2, 2]  # saved after every 2 chunks, before the interrupt's final save
+    assert len(load_graph(session.layout.graph).processed()) == 3
