@@ -17,7 +17,7 @@ from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Document, Heading
 from raggity.evaluation.dataset import BeirDataset, CorpusDoc, load_beir
 from raggity.evaluation.metrics import evaluate_run, percentile
-from raggity.pipeline.ingest import IndexSync, IngestProgress, SourceFile
+from raggity.pipeline.ingest import IngestProgress, SourceFile
 from raggity.pipeline.search import Mode
 
 # Floors tabulated for the abstention trade-off (see docs/retrieval.md).
@@ -85,14 +85,9 @@ def evaluate(
     session = Raggity(replace(config, index=IndexConfig(str(root.resolve())), source=config.source))
     try:
         started = time.perf_counter()
-        sync = IndexSync(
-            session.layout,
-            embedder=session.embedder,
-            tokenizer=session.tokenizer,
-            chunking=session.chunking(),
-            progress=progress,
+        session.index_sources(
+            [_document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
         )
-        sync.run([_document_source(d) for d in dataset.corpus], lambda _: True)
         index_seconds = time.perf_counter() - started
         depth = max(100, k)
         systems = _score_systems(session, dataset, k, depth, on_query)

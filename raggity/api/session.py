@@ -19,12 +19,17 @@ from raggity.models.registry import (
     resolve_generator,
     resolve_reranker,
 )
+from raggity.pipeline.answer_cache import AnswerCache, CacheStore
 from raggity.pipeline.ask import AskSettings, answer_from_candidates
 from raggity.pipeline.generation import TextGenerator
+from raggity.pipeline.graph_build import GraphProgress
 from raggity.pipeline.ingest import IndexSync, IngestProgress, IngestReport, Skipped, SourceFile
-from raggity.pipeline.search import HybridSearch, IndexSnapshot, Mode, SearchOptions
+from raggity.pipeline.query_plan import TransformOptions, resolve_options, retrieve_planned
+from raggity.pipeline.search import ExtraCandidates, HybridSearch, IndexSnapshot, Mode, SearchOptions
+from raggity.pipeline.transforms import Transforms, TransformSettings
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
+from raggity.store.manifest import Fingerprint, load_manifest
 
 Warn = Callable[[str], None]
 
@@ -99,6 +104,36 @@ class Raggity:
             seed=cfg.seed,
         )
 
+    @cached_property
+    def generator_identity(self) -> str:
+        """The generator's identity without loading it (cache keys must not cost a model load)."""
+        if "generator" in self.__dict__:
+            return self.generator.identity
+        return resolve_generator(self.config.generation, self.config.base_dir).identity
+
+    def cache_store(self, use_cache: bool | None = None) -> CacheStore | None:
+        """The answer/transform cache under the index folder, or None when caching is off."""
+        on = self.config.generation.cache if use_cache is None else use_cache
+        return CacheStore(self.layout.cache) if on else None
+
+    def transforms(self, use_cache: bool | None = None) -> Transforms:
+        g = self.config.generation
+        return Transforms(
+            lambda: self.generator,
+            identity=self.generator_identity,
+            settings=TransformSettings(expand_n=self.config.retrieval.expand_n, temperature=g.temperature),
+            cache=self.cache_store(use_cache),
+        )
+
+    @cached_property
+    def graph_candidates(self) -> ExtraCandidates:
+        """Graph retrieval's ranked list (see raggity.api.graph); used when [retrieval] graph is on."""
+        from raggity.api.graph import GraphCandidates
+
+        return GraphCandidates(
+            self.layout, lambda: self.embedder, hops=self.config.retrieval.graph_hops, warn=self._warn
+        )
+
     # -- ingest ------------------------------------------------------------------------------
     def ingest(
         self,
@@ -108,6 +143,7 @@ class Raggity:
         strict: bool = False,
         wait_seconds: float = 0.0,
         progress: IngestProgress | None = None,
+        graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
         from raggity.api.sources import file_source, in_roots
         from raggity.ingest.discover import discover
@@ -134,14 +170,10 @@ class Raggity:
             for skipped in early:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)
-            sync = IndexSync(
-                self.layout,
-                embedder=self.embedder,
-                tokenizer=self.tokenizer,
-                chunking=self.chunking(),
-                progress=progress,
-            )
-            report = sync.run(sources, in_roots(roots), rebuild=rebuild)
+            sources += self._carried_over(roots, rebuild)
+            report = self.index_sources(sources, in_roots(roots), rebuild=rebuild, progress=progress)
+            if self.config.retrieval.graph:
+                self._update_graph(graph_progress)
         self._snapshot = None
         report = _with_skipped(report, early)
         if strict and report.skipped:
@@ -150,6 +182,60 @@ class Raggity:
                 "fix or exclude them, or run without --strict",
             )
         return report
+
+    def _update_graph(self, progress: GraphProgress | None) -> None:
+        """Brings the entity graph up to date after an ingest; a failure leaves the index committed."""
+        from raggity.api.graph import update_graph
+
+        try:
+            update_graph(self, progress=progress)
+        except RaggityError as exc:
+            self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
+
+    def index_sources(
+        self,
+        sources: Sequence[SourceFile],
+        in_scope: Callable[[str], bool],
+        *,
+        rebuild: bool = False,
+        progress: IngestProgress | None = None,
+    ) -> IngestReport:
+        """Brings the index in step with `sources`; the caller holds the ingest lock."""
+        sync = IndexSync(
+            self.layout,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            chunking=self.chunking(),
+            progress=progress,
+        )
+        return sync.run(sources, in_scope, rebuild=rebuild)
+
+    def _carried_over(self, roots: Sequence[Path], rebuild: bool) -> list[SourceFile]:
+        """A rebuild empties the whole index, so files indexed from other folders are indexed again
+        with the new settings instead of silently disappearing."""
+        from raggity.api.sources import file_source, in_roots
+
+        try:
+            manifest = load_manifest(self.layout.manifest)
+        except IndexStateError:
+            return []  # damaged: nothing trustworthy to carry over
+        chunking = self.chunking()
+        current = Fingerprint(self.embedder.identity, chunking.chunk_tokens, chunking.parent_tokens)
+        if not rebuild and manifest.fingerprint in (None, current):
+            return []
+        inside = in_roots(list(roots))
+        return [file_source(Path(s)) for s in manifest.sources if not inside(s) and Path(s).is_file()]
+
+    def _check_fingerprint(self) -> None:
+        """Query vectors from one embedder are meaningless against an index built by another."""
+        built = load_manifest(self.layout.manifest).fingerprint
+        files = resolve_embedder(self.config.embedding, self.config.base_dir)
+        if built is not None and built.embedder != files.identity:
+            raise IndexStateError(
+                f"{self.layout.root}: index was built with embedder {built.embedder}, "
+                f"but the config now uses {files.identity}",
+                "run `rag ingest --rebuild` to re-embed with the configured model",
+            )
 
     def chunking(self) -> ChunkingSettings:
         cfg = self.config.ingest
@@ -160,12 +246,15 @@ class Raggity:
         if not self.layout.exists():
             raise IndexStateError(f"{self.layout.root}: no index yet", "run `rag ingest PATH` first")
         if self._snapshot is None:
-            self._snapshot = IndexSnapshot(self.layout)
+            snapshot = IndexSnapshot(self.layout)
+            self._check_fingerprint()
+            self._snapshot = snapshot
         cfg = self.config.retrieval
         if not cfg.hybrid and mode == "hybrid":
             mode = "dense"
         options = SearchOptions(candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine)
-        return HybridSearch(self._snapshot, options, scorer)
+        extra = self.graph_candidates if cfg.graph else None
+        return HybridSearch(self._snapshot, options, scorer, extra)
 
     def embed_queries(self, texts: Sequence[str], trace: TraceRecorder) -> list[tuple[float, ...]]:
         with trace.stage("embed", len(texts)) as rec:
@@ -181,8 +270,20 @@ class Raggity:
         mode: Mode = "hybrid",
         candidates: int | None = None,
         rerank: bool = True,
+        transforms: TransformOptions | None = None,
+        use_cache: bool | None = None,
     ) -> list[Candidate]:
         engine = self._search_engine(mode, candidates, self.scorer if rerank else None)
+        if transforms is not None and transforms.active:
+            return retrieve_planned(
+                question,
+                transforms,
+                transforms=self.transforms(use_cache),
+                embed=(lambda texts: self.embed_queries(texts, trace)) if mode != "bm25" else None,
+                search=lambda text, queries: engine.run(text, queries, trace),
+                trace=trace,
+                warn=self._warn,
+            )
         vector = self.embed_queries([question], trace)[0] if mode != "bm25" else None
         return engine.run(question, [Query(question, "question", vector)], trace)
 
@@ -204,11 +305,31 @@ class Raggity:
         )
         return SearchResult(query, tuple(select_candidates(found, settings)), trace.stages)
 
-    def ask(self, question: str, *, on_token: Callable[[str], None] | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        on_token: Callable[[str], None] | None = None,
+        hyde: bool | None = None,
+        step_back: bool | None = None,
+        expand: bool | None = None,
+        decompose: bool = False,
+        use_cache: bool | None = None,
+    ) -> Answer:
+        """hyde/step_back/expand/use_cache: None means as configured."""
         if not question.strip():
             raise RaggityError("the question is empty", 'ask something, e.g. rag ask "how do I install it?"')
         trace = TraceRecorder()
-        candidates = self.retrieve(question, trace)
+        r = self.config.retrieval
+        options = resolve_options(
+            TransformOptions(r.hyde, r.step_back, r.expand),
+            hyde=hyde,
+            step_back=step_back,
+            expand=expand,
+            decompose=decompose,
+        )
+        candidates = self.retrieve(question, trace, transforms=options, use_cache=use_cache)
+        store = self.cache_store(use_cache)
         assert self._snapshot is not None
         return answer_from_candidates(
             question,
@@ -218,6 +339,9 @@ class Raggity:
             generator=lambda: self.generator,
             trace=trace,
             on_token=on_token,
+            cache=None
+            if store is None
+            else AnswerCache(store, self.generator_identity, self.config.generation.seed),
         )
 
     def _ask_settings(self) -> AskSettings:

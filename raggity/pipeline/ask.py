@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
+from raggity.pipeline.answer_cache import AnswerCache
 from raggity.pipeline.citations import check_citations
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.prompt import PromptSource, build_messages
@@ -95,6 +97,23 @@ def _truncated(chunk: Chunk, chars: int) -> Chunk:
     )
 
 
+def _cache_lookup(
+    cache: AnswerCache | None,
+    question: str,
+    selected: Sequence[Candidate],
+    settings: AskSettings,
+    trace: TraceRecorder,
+) -> tuple[str, Answer | None]:
+    if cache is None:
+        return "", None
+    with trace.stage("answer-cache", len(selected)) as rec:
+        key = cache.key(question, [c.chunk.id for c in selected], settings)
+        hit = cache.get(key)
+        rec.n_out = 0 if hit is None else 1
+        rec.detail.update(hit=hit is not None, key=key[:16])
+    return key, hit
+
+
 def answer_from_candidates(
     question: str,
     candidates: Sequence[Candidate],
@@ -104,6 +123,7 @@ def answer_from_candidates(
     generator: Callable[[], TextGenerator],
     trace: TraceRecorder,
     on_token: Callable[[str], None] | None = None,
+    cache: AnswerCache | None = None,
 ) -> Answer:
     with trace.stage("abstain", len(candidates)) as rec:
         best = max((c.dense_cosine for c in candidates if c.dense_cosine is not None), default=None)
@@ -118,6 +138,11 @@ def answer_from_candidates(
         rec.detail.update(top_k=settings.top_k, relevance_floor=settings.relevance_floor)
     if not selected:
         return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
+    cache_key, hit = _cache_lookup(cache, question, selected, settings, trace)
+    if hit is not None:  # returned before the generator is loaded
+        if on_token is not None:
+            on_token(hit.text)
+        return replace(hit, question=question, trace=trace.stages)
     with trace.stage("parent-expansion", len(selected)) as rec:
         chunks = (
             expand_to_parents(selected, table) if settings.parent_document else [c.chunk for c in selected]
@@ -137,7 +162,11 @@ def answer_from_candidates(
         rec.detail["budget_tokens"] = budget
     with trace.stage("generate", len(sources)) as rec:
         pieces: list[str] = []
+        began = time.perf_counter()
         for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
+            if not pieces:
+                # Prompt prefill plus one decoded token: the model's own share of time to first token.
+                rec.detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
             pieces.append(piece)
             if on_token is not None:
                 on_token(piece)
@@ -148,7 +177,7 @@ def answer_from_candidates(
         check = check_citations(text, sources)
         rec.n_out = len(check.citations)
         rec.detail.update(unsupported=len(check.unsupported_sentences), invalid=list(check.invalid_numbers))
-    return Answer(
+    answer = Answer(
         question,
         text,
         False,
@@ -156,3 +185,6 @@ def answer_from_candidates(
         trace.stages,
         unsupported_sentences=check.unsupported_sentences,
     )
+    if cache is not None:
+        cache.put(cache_key, answer)
+    return answer

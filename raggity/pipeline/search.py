@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -39,6 +39,10 @@ class RankedList:
     hits: tuple[Hit, ...]
 
 
+# Extra candidates joining fusion, e.g. graph retrieval: (question, queries, limit) -> RankedList or None.
+ExtraCandidates = Callable[[str, Sequence[Query], int], RankedList | None]
+
+
 class IndexSnapshot:
     """Readers over the index as of the last committed manifest; reopened when it changes."""
 
@@ -61,15 +65,28 @@ class IndexSnapshot:
 
 
 class HybridSearch:
-    def __init__(self, snapshot: IndexSnapshot, options: SearchOptions, scorer: Scorer | None) -> None:
+    def __init__(
+        self,
+        snapshot: IndexSnapshot,
+        options: SearchOptions,
+        scorer: Scorer | None,
+        extra: ExtraCandidates | None = None,
+    ) -> None:
         self._snapshot = snapshot
         self._options = options
         self._scorer = scorer
+        self._extra = extra
 
     def run(self, question: str, queries: Sequence[Query], trace: TraceRecorder) -> list[Candidate]:
         self._snapshot.refresh()
         opts = self._options
         lists = self._ranked_lists(queries, trace)
+        if self._extra is not None:
+            with trace.stage("graph", len(queries)) as rec:
+                extra = self._extra(question, queries, opts.candidates)
+                if extra is not None:
+                    lists.append(extra)
+                rec.n_out = 0 if extra is None else len(extra.hits)
         with trace.stage("fusion", sum(len(r.hits) for r in lists)) as rec:
             fused = reciprocal_rank_fusion([[h.chunk_id for h in r.hits] for r in lists], k=opts.rrf_k)
             rec.n_out = len(fused)

@@ -1,0 +1,20 @@
+"""The answer and query-transform cache of one index: size and clearing."""
+
+from __future__ import annotations
+
+from raggity.config.schema import Config
+from raggity.pipeline.answer_cache import CacheStats, CacheStore
+from raggity.store.layout import IndexLayout
+
+
+def _store(config: Config) -> CacheStore:
+    return CacheStore(IndexLayout(config.index_dir).cache)
+
+
+def cache_stats(config: Config) -> CacheStats:
+    return _store(config).stats()
+
+
+def clear_cache(config: Config) -> int:
+    """Deletes every cached entry; returns how many."""
+    return _store(config).clear()

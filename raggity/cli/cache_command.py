@@ -1,0 +1,35 @@
+"""`rag cache stats` and `rag cache clear`: the answer and query-transform cache of the index."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import typer
+
+from raggity.cli.shared import ConfigOption, JsonOption, load, out
+
+cache_app = typer.Typer(
+    help="Inspect or clear the answer cache ([generation] cache = true).", no_args_is_help=True
+)
+
+
+@cache_app.command("stats")
+def stats(config: ConfigOption = None, json_out: JsonOption = False) -> None:
+    """Show how many answers and transform outputs are cached, and their size on disk."""
+    from raggity.api.cache import cache_stats
+    from raggity.cli.render import print_json
+
+    st = cache_stats(load(config))
+    if json_out:
+        print_json(out, asdict(st))
+        return
+    out.print(f"cache:   {st.folder}\nentries: {st.entries}\nsize:    {st.bytes / 1e6:.2f} MB")
+
+
+@cache_app.command("clear")
+def clear(config: ConfigOption = None) -> None:
+    """Delete every cached answer and transform output of this index."""
+    from raggity.api.cache import clear_cache
+
+    removed = clear_cache(load(config))
+    out.print(f"removed {removed} cached entr{'y' if removed == 1 else 'ies'}")

@@ -1,0 +1,177 @@
+"""The answer cache: hits skip the generator entirely, misses and --no-cache call it, re-ingest
+invalidates, concurrent writers leave only whole files, and the folder stays bounded."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raggity.api.cache import cache_stats, clear_cache
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.pipeline.answer_cache import CacheStore
+from tests.support import ScriptedGenerator, write_config
+
+QUESTION = "How much free disk space does the frobnicator need on Linux?"
+INSTALL = (
+    "# Frobnicator\n\nThe frobnicator is a command line tool that tidies configuration files.\n\n"
+    "## Installing on Linux\n\nOn Linux the frobnicator needs 2 GB of free disk space.\n"
+)
+SOURDOUGH = (
+    "Sourdough starter care\n\nFeed the starter every day with equal weights of rye flour and water.\n"
+)
+
+
+ANSWER = "It needs 2 GB of free disk space [1]."
+
+
+def fake_generator() -> ScriptedGenerator:
+    return ScriptedGenerator(lambda _: ANSWER)
+
+
+def _no_generator(self: Raggity) -> Any:
+    raise AssertionError("the generator was loaded")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "install.md").write_text(INSTALL, encoding="utf-8")
+    (docs / "sourdough.txt").write_text(SOURDOUGH, encoding="utf-8")
+    config = write_config(tmp_path, generation={"cache": True})
+    Raggity(load_config(config)).ingest([docs])
+    return config
+
+
+def _session(config: Path, generator: ScriptedGenerator | None, monkeypatch: pytest.MonkeyPatch) -> Raggity:
+    if generator is None:
+        monkeypatch.setattr(Raggity, "generator", property(_no_generator))
+    else:
+        monkeypatch.setattr(Raggity, "generator", property(lambda self: generator))
+    return Raggity(load_config(config))
+
+
+def test_hit_returns_the_stored_answer_without_loading_the_generator(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_generator()
+    first = _session(project, fake, monkeypatch).ask(QUESTION)
+    assert not first.cached
+    assert len(fake.calls) == 1
+    second = _session(project, None, monkeypatch).ask(QUESTION)
+    assert second.cached
+    assert second.text == first.text
+    assert second.citations == first.citations
+    assert any(t.stage == "answer-cache" and t.detail["hit"] for t in second.trace)
+    assert not any(t.stage in ("load-model", "generate") for t in second.trace)
+
+
+def test_streaming_hit_calls_on_token_once_with_the_whole_text(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _session(project, fake_generator(), monkeypatch).ask(QUESTION)
+    pieces: list[str] = []
+    second = _session(project, None, monkeypatch).ask(QUESTION, on_token=pieces.append)
+    assert second.cached
+    assert pieces == [first.text]
+
+
+def test_a_different_question_misses(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = fake_generator()
+    session = _session(project, fake, monkeypatch)
+    session.ask(QUESTION)
+    other = session.ask("What does the frobnicator tidy?")
+    assert not other.cached
+    assert len(fake.calls) == 2
+
+
+def test_no_cache_neither_reads_nor_writes(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = fake_generator()
+    session = _session(project, fake, monkeypatch)
+    session.ask(QUESTION, use_cache=False)
+    assert cache_stats(session.config).entries == 0
+    session.ask(QUESTION)
+    again = session.ask(QUESTION, use_cache=False)
+    assert not again.cached
+    assert len(fake.calls) == 3
+
+
+def test_reingesting_a_relied_on_file_invalidates(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = fake_generator()
+    session = _session(project, fake, monkeypatch)
+    session.ask(QUESTION)
+    assert session.ask(QUESTION).cached
+    install = project.parent / "docs" / "install.md"
+    install.write_text(INSTALL.replace("2 GB", "3 GB"), encoding="utf-8")
+    session.ingest([install.parent])
+    after = session.ask(QUESTION)
+    assert not after.cached
+    assert len(fake.calls) == 2
+    assert session.ask(QUESTION).cached
+
+
+def test_cache_clear_and_stats(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _session(project, fake_generator(), monkeypatch)
+    session.ask(QUESTION)
+    stats = cache_stats(session.config)
+    assert stats.entries == 1
+    assert stats.bytes > 0
+    assert clear_cache(session.config) == 1
+    assert cache_stats(session.config).entries == 0
+
+
+def _writer(folder: str, tag: str, rounds: int) -> None:
+    store = CacheStore(Path(folder), max_entries=1000)
+    for i in range(rounds):
+        store.put("shared", {"kind": "test", "writer": tag, "i": i, "pad": "x" * 2000})
+        store.put(f"{tag}-{i % 5}", {"kind": "test", "writer": tag, "i": i})
+
+
+def test_concurrent_writers_leave_only_whole_files(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), tag, 40)) for tag in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    files = sorted(os.listdir(tmp_path))
+    assert not [f for f in files if f.endswith(".tmp")]
+    assert len(files) == 11  # shared + 5 keys per writer
+    for name in files:
+        data = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        assert data["kind"] == "test"
+
+
+def test_eviction_keeps_the_most_recently_used(tmp_path: Path) -> None:
+    store = CacheStore(tmp_path, max_entries=5)
+    for i in range(5):
+        store.put(f"k{i}", {"i": i})
+        os.utime(tmp_path / f"k{i}.json", (1000 + i, 1000 + i))
+    assert store.get("k0") == {"i": 0}  # touched: now the newest
+    for i in range(5, 8):
+        store.put(f"k{i}", {"i": i})
+    kept = {p.stem for p in tmp_path.glob("*.json")}
+    assert len(kept) == 5
+    assert "k0" in kept
+    assert not {"k1", "k2", "k3"} & kept
+
+
+def test_eviction_by_size(tmp_path: Path) -> None:
+    store = CacheStore(tmp_path, max_bytes=5000)
+    for i in range(10):
+        store.put(f"k{i}", {"pad": "x" * 1000})
+    assert store.stats().bytes <= 5000
+
+
+def test_unreadable_entry_is_a_miss(tmp_path: Path) -> None:
+    store = CacheStore(tmp_path)
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    assert store.get("bad") is None
+    assert store.get("absent") is None
