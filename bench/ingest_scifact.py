@@ -11,17 +11,13 @@ from raggity.api.evaluate import _document_source
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.ingest import IndexSync
 
 
 def main(dataset: Path, index: Path) -> None:
     started = time.perf_counter()
     session = Raggity(Config(index=IndexConfig(str(index))))
     corpus = load_beir(dataset).corpus
-    sync = IndexSync(
-        session.layout, embedder=session.embedder, tokenizer=session.tokenizer, chunking=session.chunking()
-    )
-    report = sync.run([_document_source(d) for d in corpus], lambda _: True, rebuild=True)
+    report = session.index_sources([_document_source(d) for d in corpus], lambda _: True, rebuild=True)
     wall = time.perf_counter() - started
     print(
         json.dumps(

@@ -61,4 +61,4 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, _state_dirs: dict[str, Path
         monkeypatch.setenv(name, str(path))
     monkeypatch.delenv("RAGGITY_CONFIG", raising=False)
     monkeypatch.delenv("RAGGITY_DEBUG", raising=False)
-    yield
+    return

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -181,3 +182,32 @@ def store_ids(layout: IndexLayout) -> set[str]:
     assert set(table) == live, f"LanceDB {len(table)} ids vs manifest {len(live)}"
     assert bm25 == live, f"Tantivy {len(bm25)} ids vs manifest {len(live)}"
     return live
+
+
+Messages = Sequence[dict[str, str]]
+
+
+class ScriptedGenerator:
+    """A TextGenerator double for plumbing tests: `script` writes the reply to each prompt, and every
+    prompt it was sent is kept in `calls`."""
+
+    identity = "scripted-generator"
+    context_size = 4096
+
+    def __init__(self, script: Callable[[Messages], str]) -> None:
+        self._script = script
+        self.calls: list[list[dict[str, str]]] = []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def stream(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, object] | None = None,
+    ) -> Iterator[str]:
+        self.calls.append(list(messages))
+        yield from re.findall(r"\S+\s*", self._script(messages))

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
+from raggity.cli.cache_command import cache_app
 from raggity.cli.errors import GuardedGroup
 from raggity.cli.eval_command import eval_command
+from raggity.cli.graph_command import graph_app, graph_build
 from raggity.cli.models_command import models_app
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
 from raggity.cli.shared import session as _session
 
 app = typer.Typer(
@@ -20,6 +23,8 @@ app = typer.Typer(
     help="Ask questions about your own documents, answered locally with citations. No network, no API key.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Help text names config sections like [ingest]; rich markup would swallow them as tags.
+    rich_markup_mode=None,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -28,9 +33,11 @@ app = typer.Typer(
 @app.callback()
 def main(
     ctx: typer.Context,
+    config: ConfigOption = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks (for bug reports).")] = False,
 ) -> None:
     ctx.obj = {"debug": debug}
+    set_global_config(config)
 
 
 @app.command()
@@ -127,6 +134,29 @@ def ask(
     no_stream: Annotated[
         bool, typer.Option("--no-stream", help="Print the answer only when it is complete.")
     ] = False,
+    hyde: Annotated[
+        bool | None,
+        typer.Option(
+            "--hyde", help="Also search with an LLM-written hypothetical answer.", show_default=False
+        ),
+    ] = None,
+    step_back: Annotated[
+        bool | None,
+        typer.Option(
+            "--step-back", help="Also search with a broader LLM-written question.", show_default=False
+        ),
+    ] = None,
+    expand: Annotated[
+        bool | None,
+        typer.Option("--expand", help="Also search with LLM-written rephrasings.", show_default=False),
+    ] = None,
+    decompose: Annotated[
+        bool,
+        typer.Option("--decompose", help="Split into sub-questions, retrieve each, answer over all."),
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the answer cache.")
+    ] = False,
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
     from raggity.cli.render import answer_json, print_json, print_sources, trace_table
@@ -143,11 +173,19 @@ def ask(
             sys.stdout.write(piece)
             sys.stdout.flush()
 
-    answer = session.ask(question, on_token=on_token)
+    answer = session.ask(
+        question,
+        on_token=on_token,
+        hyde=hyde,
+        step_back=step_back,
+        expand=expand,
+        decompose=decompose,
+        use_cache=False if no_cache else None,
+    )
     if json_out:
         print_json(out, answer_json(answer))
         return
-    if answer.abstained or not streaming or answer.cached:
+    if answer.abstained or not streaming:  # a cache hit streams its whole text at once
         out.print(answer.text)
     else:
         sys.stdout.write("\n")
@@ -181,7 +219,7 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     )
     for m in models:
         state = "[green]ok[/green]" if m.present else "[yellow]missing[/yellow]"
-        out.print(f"{m.role + ':':<20} {m.name} {state} {m.path} {m.note}".rstrip())
+        out.print(f"{m.role + ':':<20} {m.name} {state} {escape(m.path)} {escape(m.note)}".rstrip())
 
 
 @app.command()
@@ -201,15 +239,18 @@ def doctor(config: ConfigOption = None) -> None:
         else:
             mark = "[red]FAIL[/red]" if check.severity == "error" else "[yellow]warn[/yellow]"
             failed = failed or check.severity == "error"
-        out.print(f"{mark} {check.name}: {check.message}")
+        out.print(f"{mark} {check.name}: {escape(check.message)}")
         if check.fix:
-            out.print(f"      fix: {check.fix}")
+            out.print(f"      fix: {escape(check.fix)}")
     if failed:
         raise typer.Exit(1)
 
 
 app.command("eval")(eval_command)
 app.add_typer(models_app, name="models")
+app.command("graph-build")(graph_build)
+app.add_typer(graph_app, name="graph")
+app.add_typer(cache_app, name="cache")
 
 
 def run() -> None:

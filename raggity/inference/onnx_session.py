@@ -17,6 +17,10 @@ def create_session(model: Path, threads: int = 0) -> Any:
     options.intra_op_num_threads = threads or os.cpu_count() or 1
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Length-sorted batching feeds many distinct shapes, and a memory pattern is cached per shape:
+    # measured on 512 mixed-length chunks, 1.7 GB resident with patterns, 1.1 GB without, same speed.
+    # (Disabling the arena as well gives 0.34 GB but costs 45% of throughput.)
+    options.enable_mem_pattern = False
     options.log_severity_level = 3
     try:
         return ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])

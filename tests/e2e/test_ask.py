@@ -15,7 +15,7 @@ from raggity.config.loader import load_config
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
 from raggity.inference.generator import LlamaGenerator
 from raggity.store.vector_table import VectorTableReader
-from tests.support import isolated_state, line_range, store_ids, write_config, write_corpus
+from tests.support import ScriptedGenerator, isolated_state, line_range, store_ids, write_config, write_corpus
 
 PIPELINE_ORDER = [
     "embed",
@@ -70,30 +70,13 @@ def prompt_blocks(messages: Sequence[dict[str, str]]) -> list[PromptBlock]:
     return [PromptBlock(int(n), f, at, text) for n, f, at, text in SOURCE_BLOCK.findall(user)]
 
 
-class ScriptedGenerator:
-    """A TextGenerator whose answer is written by `script` from the sources in the prompt."""
+def scripted(script: Callable[[list[PromptBlock]], str]) -> ScriptedGenerator:
+    """A generator whose answer is written by `script` from the sources in the prompt."""
+    return ScriptedGenerator(lambda messages: script(prompt_blocks(messages)))
 
-    identity = "scripted-generator"
-    context_size = 4096
 
-    def __init__(self, script: Callable[[list[PromptBlock]], str]) -> None:
-        self._script = script
-        self.prompts: list[list[PromptBlock]] = []
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def stream(
-        self,
-        messages: Sequence[dict[str, str]],
-        *,
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, object] | None = None,
-    ) -> Iterator[str]:
-        blocks = prompt_blocks(messages)
-        self.prompts.append(blocks)
-        yield from re.findall(r"\S+\s*", self._script(blocks))
+def prompts(generator: ScriptedGenerator) -> list[list[PromptBlock]]:
+    return [prompt_blocks(messages) for messages in generator.calls]
 
 
 def fail_to_load(self: Raggity) -> None:
@@ -245,13 +228,13 @@ def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: C
             f"Frobnicator refuses to install on Linux with less disk space than that. [{wrong.n}]"
         )
 
-    generator = ScriptedGenerator(script)
+    generator = scripted(script)
     session = corpus.fresh("base")
     session.__dict__["generator"] = generator
     answer = session.ask("How much disk space does frobnicator need on Linux?")
 
     assert not answer.abstained
-    assert len(generator.prompts) == 1
+    assert len(prompts(generator)) == 1
     by_n = {c.n: c for c in answer.citations}
     assert set(by_n) == {picked["right"], picked["wrong"]}
 
@@ -270,7 +253,7 @@ def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: C
     wrong = by_n[picked["wrong"]]
     assert not wrong.supported
     assert wrong.source != str(markdown)
-    assert wrong.source == next(b.file for b in generator.prompts[0] if b.n == picked["wrong"])
+    assert wrong.source == next(b.file for b in prompts(generator)[0] if b.n == picked["wrong"])
     assert answer.unsupported_sentences == (
         f"Frobnicator refuses to install on Linux with less disk space than that. [{picked['wrong']}]",
     )
@@ -282,21 +265,21 @@ def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: C
 
 def test_citation_of_a_missing_source_is_reported_invalid(corpus: Corpus) -> None:
     session = corpus.fresh("base")
-    generator = ScriptedGenerator(lambda blocks: f"{LINUX_SENTENCE} [{len(blocks) + 3}]")
+    generator = scripted(lambda blocks: f"{LINUX_SENTENCE} [{len(blocks) + 3}]")
     session.__dict__["generator"] = generator
     answer = session.ask("How much disk space does frobnicator need on Linux?")
     assert answer.citations == ()
     assert answer.unsupported_sentences == ()
-    assert answer.trace[-1].detail["invalid"] == [len(generator.prompts[0]) + 3]
+    assert answer.trace[-1].detail["invalid"] == [len(prompts(generator)[0]) + 3]
 
 
 def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
-    generator = ScriptedGenerator(lambda blocks: "It is polished every morning. [1]")
+    generator = scripted(lambda blocks: "It is polished every morning. [1]")
     session = corpus.fresh(config)
     session.__dict__["generator"] = generator
     answer = session.ask("When is the Fresnel lens polished, and with what?")
     assert not answer.abstained
-    [blocks] = generator.prompts
+    [blocks] = prompts(generator)
     return blocks, answer.trace[stage_names(answer).index("parent-expansion")].detail["enabled"]  # type: ignore[return-value]
 
 

@@ -225,12 +225,18 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
     notes = tmp_path / "notes"
     notes.mkdir()
     # Each paragraph under its own heading, so chunk boundaries do not shift when text is added above.
-    paragraphs = [f"## Part {n}\n\nParagraph {n} talks about topic{n} with alpha{n} beta{n} gamma{n}." for n in range(12)]
+    paragraphs = [
+        f"## Part {n}\n\nParagraph {n} talks about topic{n} with alpha{n} beta{n} gamma{n}."
+        for n in range(12)
+    ]
     target = notes / "long.md"
     target.write_text("\n\n".join(paragraphs) + "\n")
     s = session(config)
     s.ingest([notes])
-    before = {c.chunk.text: c.chunk for c in VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout))).values()}
+    before = {
+        c.chunk.text: c.chunk
+        for c in VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout))).values()
+    }
 
     target.write_text("New first line.\n\nAnother new line.\n\n" + "\n\n".join(paragraphs) + "\n")
     counting = CountingEmbedder(s.embedder)
@@ -246,7 +252,8 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
         first_line = text[: text.index(chunk.text.strip())].count("\n") + 1
         assert chunk.location.line_start == first_line == before[chunk.text].location.line_start + 4
     # Only text that did not exist before was embedded again.
-    assert counting.texts and all(t not in before for t in counting.texts)
+    assert counting.texts
+    assert all(t not in before for t in counting.texts)
 
 
 def test_a_rebuild_reindexes_files_of_other_folders_instead_of_dropping_them(tmp_path: Path) -> None:

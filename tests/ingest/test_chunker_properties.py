@@ -151,8 +151,10 @@ def _merged_headings(doc: Document) -> set[int]:
     line, or a setext title and its underline); they join that heading's chunk instead of starting one."""
     merged: set[int] = set()
     ordered = sorted(doc.headings, key=lambda h: h.offset)
-    for before, heading in zip(ordered, ordered[1:], strict=False):
-        lines = [line.strip() for line in doc.text[before.offset : heading.offset].splitlines() if line.strip()]
+    for before, heading in itertools.pairwise(ordered):
+        lines = [
+            line.strip() for line in doc.text[before.offset : heading.offset].splitlines() if line.strip()
+        ]
         underline = len(lines) == 2 and (set(lines[1]) == {"="} or set(lines[1]) == {"-"})
         if len(lines) <= 1 or underline:
             merged.add(heading.offset)
@@ -203,7 +205,9 @@ def test_headings_start_chunks_and_set_the_trail(case: _Case) -> None:
         end = start + len(chunk.text)
         inside = [h.offset for h in case.doc.headings if start < h.offset < end]
         assert set(inside) <= merged, "a chunk spans a heading that has text of its own before it"
-        assert chunk.heading == _expected_trail(case.doc.headings, _section_trail_point(case.doc, merged, start))
+        assert chunk.heading == _expected_trail(
+            case.doc.headings, _section_trail_point(case.doc, merged, start)
+        )
     assert {h.offset for h in case.doc.headings} - merged <= set(starts)
 
 

@@ -138,7 +138,11 @@ def test_answer_without_markers_cites_nothing() -> None:
 
 def test_an_answer_of_bare_markers_is_not_evidence() -> None:
     """A small model once answered "[1] [2][3]": markers with no claim must not pass as supported."""
-    sources = [_source(1, "The frobnicator needs 2 GB."), _source(2, "Bread rises."), _source(3, "Moons orbit.")]
+    sources = [
+        _source(1, "The frobnicator needs 2 GB."),
+        _source(2, "Bread rises."),
+        _source(3, "Moons orbit."),
+    ]
     check = check_citations("[1] [2][3]", sources)
     assert [c.supported for c in check.citations] == [False, False, False]
     assert check.unsupported_sentences == ("[1] [2][3]",)

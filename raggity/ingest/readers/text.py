@@ -20,8 +20,8 @@ from raggity.ingest.readers import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 BLOCK_BYTES = 1 << 16
-_NON_BLANK = re.compile(r"\S")
 BINARY_SNIFF_BYTES = 8192
+_NON_BLANK = re.compile(r"\S")
 
 # UTF-32 LE starts with the UTF-16 LE mark, so it must be tried first.
 _BOMS: tuple[tuple[bytes, str], ...] = (
