@@ -123,30 +123,20 @@ def _live_chunks(session: Raggity) -> int:
 def _score_systems(
     session: Raggity, dataset: BeirDataset, k: int, depth: int, on_query: Callable[[str], None] | None
 ) -> tuple[SystemScore, ...]:
-    # (name, mode, rerank, passage-aware fusion); "hybrid-chunk-rrf" is plain chunk-level RRF, kept
-    # in the table so the gain of passage-aware fusion stays visible.
-    plans: list[tuple[str, Mode, bool, bool]] = [
-        ("bm25", "bm25", False, True),
-        ("dense", "dense", False, True),
-        ("hybrid-chunk-rrf", "hybrid", False, False),
-        ("hybrid", "hybrid", False, True),
+    plans: list[tuple[str, Mode, bool]] = [
+        ("bm25", "bm25", False),
+        ("dense", "dense", False),
+        ("hybrid", "hybrid", False),
     ]
     if session.scorer is not None:
-        plans.append(("hybrid+rerank", "hybrid", True, True))
+        plans.append(("hybrid+rerank", "hybrid", True))
     scores = []
-    for name, mode, rerank, passage_fusion in plans:
+    for name, mode, rerank in plans:
         run: dict[str, list[str]] = {}
         latencies: list[float] = []
         for query in dataset.queries:
             started = time.perf_counter()
-            found = session.retrieve(
-                query.text,
-                TraceRecorder(),
-                mode=mode,
-                candidates=depth,
-                rerank=rerank,
-                passage_fusion=passage_fusion,
-            )
+            found = session.retrieve(query.text, TraceRecorder(), mode=mode, candidates=depth, rerank=rerank)
             latencies.append((time.perf_counter() - started) * 1000)
             run[query.id] = ranked_documents(found, depth)
             if on_query is not None:

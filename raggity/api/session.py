@@ -242,9 +242,7 @@ class Raggity:
         return ChunkingSettings(cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens))
 
     # -- query -------------------------------------------------------------------------------
-    def _search_engine(
-        self, mode: Mode, candidates: int | None, scorer: Scorer | None, passage_fusion: bool = True
-    ) -> HybridSearch:
+    def _search_engine(self, mode: Mode, candidates: int | None, scorer: Scorer | None) -> HybridSearch:
         if not self.layout.exists():
             raise IndexStateError(f"{self.layout.root}: no index yet", "run `rag ingest PATH` first")
         if self._snapshot is None:
@@ -254,9 +252,7 @@ class Raggity:
         cfg = self.config.retrieval
         if not cfg.hybrid and mode == "hybrid":
             mode = "dense"
-        options = SearchOptions(
-            candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine, passage_fusion
-        )
+        options = SearchOptions(candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine)
         extra = self.graph_candidates if cfg.graph else None
         return HybridSearch(self._snapshot, options, scorer, extra)
 
@@ -276,9 +272,8 @@ class Raggity:
         rerank: bool = True,
         transforms: TransformOptions | None = None,
         use_cache: bool | None = None,
-        passage_fusion: bool = True,
     ) -> list[Candidate]:
-        engine = self._search_engine(mode, candidates, self.scorer if rerank else None, passage_fusion)
+        engine = self._search_engine(mode, candidates, self.scorer if rerank else None)
         if transforms is not None and transforms.active:
             return retrieve_planned(
                 question,

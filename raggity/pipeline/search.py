@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -12,13 +12,13 @@ from raggity.core.protocols import Scorer
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Hit, Query
 from raggity.retrieval.dedup import dedup_indices
-from raggity.retrieval.fusion import passage_aware_fusion, reciprocal_rank_fusion
+from raggity.retrieval.fusion import reciprocal_rank_fusion
 from raggity.retrieval.rerank import rerank
 from raggity.retrieval.retrievers import Bm25Retriever, DenseRetriever
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import ManifestCache
-from raggity.store.vector_table import StoredChunk, VectorTableReader
+from raggity.store.vector_table import VectorTableReader
 
 Mode = Literal["hybrid", "dense", "bm25"]
 
@@ -29,8 +29,6 @@ class SearchOptions:
     rrf_k: int = 60
     mode: Mode = "hybrid"
     dedup_cosine: float = 0.92
-    # Add each chunk's passage-level RRF to its chunk-level RRF (see passage_aware_fusion).
-    passage_fusion: bool = True
 
 
 @dataclass(frozen=True)
@@ -89,21 +87,13 @@ class HybridSearch:
                 if extra is not None:
                     lists.append(extra)
                 rec.n_out = 0 if extra is None else len(extra.hits)
-        rankings = [[h.chunk_id for h in r.hits] for r in lists]
-        with trace.stage("hydrate", sum(map(len, rankings))) as rec:
-            stored = self._snapshot.table.fetch(
-                list(dict.fromkeys(c for ranking in rankings for c in ranking))
-            )
-            rec.n_out = len(stored)
-        with trace.stage("fusion", sum(map(len, rankings))) as rec:
-            if opts.passage_fusion:
-                parents = {cid: row.chunk.parent_id for cid, row in stored.items()}
-                fused = passage_aware_fusion(rankings, parents, k=opts.rrf_k)
-            else:
-                fused = reciprocal_rank_fusion(rankings, k=opts.rrf_k)
-            candidates, vectors = self._candidates(fused, stored, lists, queries)
+        with trace.stage("fusion", sum(len(r.hits) for r in lists)) as rec:
+            fused = reciprocal_rank_fusion([[h.chunk_id for h in r.hits] for r in lists], k=opts.rrf_k)
+            rec.n_out = len(fused)
+            rec.detail["k"] = opts.rrf_k
+        with trace.stage("hydrate", len(fused)) as rec:
+            candidates, vectors = self._hydrate(fused, lists, queries)
             rec.n_out = len(candidates)
-            rec.detail.update(k=opts.rrf_k, passage_aware=opts.passage_fusion)
         candidates, vectors = self._rerank(question, candidates, vectors, trace)
         with trace.stage("dedup", len(candidates)) as rec:
             keep = dedup_indices(vectors, opts.dedup_cosine) if candidates else []
@@ -141,13 +131,10 @@ class HybridSearch:
             lists.extend(lexical)
         return lists
 
-    @staticmethod
-    def _candidates(
-        fused: list[tuple[str, float]],
-        stored: Mapping[str, StoredChunk],
-        lists: list[RankedList],
-        queries: Sequence[Query],
+    def _hydrate(
+        self, fused: list[tuple[str, float]], lists: list[RankedList], queries: Sequence[Query]
     ) -> tuple[list[Candidate], list[np.ndarray]]:
+        stored = self._snapshot.table.fetch([cid for cid, _ in fused])
         question_vectors = [np.asarray(q.vector, dtype=np.float32) for q in queries if q.vector is not None]
         ranks: dict[str, dict[str, int]] = {}
         for ranked in lists:

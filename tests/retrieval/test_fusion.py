@@ -71,30 +71,3 @@ def test_single_list_keeps_its_order() -> None:
 @pytest.mark.parametrize("rankings", [[], [[]], [[], []]])
 def test_no_ids_gives_empty_result(rankings: list[list[str]]) -> None:
     assert reciprocal_rank_fusion(rankings) == []
-
-
-def test_passage_aware_fusion_joins_evidence_split_across_a_passages_chunks() -> None:
-    from raggity.retrieval.fusion import passage_aware_fusion
-
-    # Passage P has chunks p1 and p2: dense ranks p1 first, BM25 ranks p2 first. Passage Q's single
-    # chunk q is second in both lists.
-    dense, bm25 = ["p1", "q"], ["p2", "q"]
-    parent_of = {"p1": "P", "p2": "P", "q": "Q"}
-    fused = passage_aware_fusion([dense, bm25], parent_of, k=60)
-    scores = dict(fused)
-    # Chunk level: p1 = 1/61, p2 = 1/61, q = 1/62 + 1/62; plain RRF puts q first.
-    # Passage level: P = 1/61 + 1/61 (its best chunk is first in both lists), Q = 2/62.
-    # p1 (met first of P's chunks) carries P's score; p2 keeps its chunk score; q is unchanged.
-    assert scores["p1"] == pytest.approx(2 / 61)
-    assert scores["p2"] == pytest.approx(1 / 61)
-    assert scores["q"] == pytest.approx(2 / 62)
-    assert [cid for cid, _ in fused] == ["p1", "q", "p2"]
-
-
-def test_passage_aware_fusion_keeps_single_chunk_order() -> None:
-    from raggity.retrieval.fusion import passage_aware_fusion
-
-    rankings = [["a", "b", "c"], ["c", "a", "d"]]
-    plain = [cid for cid, _ in reciprocal_rank_fusion(rankings, k=60)]
-    aware = [cid for cid, _ in passage_aware_fusion(rankings, {c: c.upper() for c in "abcd"}, k=60)]
-    assert aware == plain
