@@ -138,28 +138,50 @@ class StoredChunk:
 
 
 class VectorTableReader:
-    """Read-only view of the table at the version that was latest when it was opened."""
+    """Read-only view of the table at the version that was latest when it was opened.
+
+    Tables up to IN_MEMORY_ROWS rows are searched exactly with one matrix product over the vector
+    column, read once per snapshot: on SciFact (9,600 rows) that takes under a millisecond where
+    Lance's scan-based search took ~40 ms. Larger tables use Lance's own vector search, which an
+    ANN index can serve.
+    """
+
+    IN_MEMORY_ROWS = 200_000
 
     def __init__(self, table: Path) -> None:
         import lance
 
         self._dataset: Any = lance.dataset(str(table)) if committed(table) else None
+        self._matrix: Vectors | None = None
+        self._ids: list[str] = []
+        self._position: dict[str, int] = {}
 
     @property
     def rows(self) -> int:
         return 0 if self._dataset is None else int(self._dataset.count_rows())
 
+    def _load_vectors(self) -> Vectors | None:
+        if self._matrix is None and self._dataset is not None and self.rows <= self.IN_MEMORY_ROWS:
+            table = self._dataset.to_table(columns=["id", "vector"])
+            self._ids = table["id"].to_pylist()
+            self._position = {cid: i for i, cid in enumerate(self._ids)}
+            flat = table["vector"].combine_chunks().values.to_numpy(zero_copy_only=False)
+            self._matrix = np.ascontiguousarray(flat, dtype=np.float32).reshape(len(self._ids), -1)
+        return self._matrix
+
     def nearest(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        """(chunk id, cosine similarity) pairs, best first; exact search."""
+        """(chunk id, cosine similarity) pairs, best first; exact search. Stored vectors are unit length."""
         if self._dataset is None or k <= 0:
             return []
+        query = np.asarray(vector, dtype=np.float32)
+        matrix = self._load_vectors()
+        if matrix is not None:
+            scores = matrix @ query
+            top = np.argpartition(-scores, min(k, len(scores)) - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return [(self._ids[i], float(scores[i])) for i in top]
         result = self._dataset.to_table(
-            nearest={
-                "column": "vector",
-                "q": np.asarray(vector, dtype=np.float32),
-                "k": k,
-                "metric": "cosine",
-            },
+            nearest={"column": "vector", "q": query, "k": k, "metric": "cosine"},
             columns=["id", "_distance"],
         )
         ids = result["id"].to_pylist()
@@ -167,7 +189,17 @@ class VectorTableReader:
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
-        return _fetch(self._dataset, ids)
+        matrix = self._load_vectors()
+        if matrix is None:
+            return _fetch(self._dataset, ids)
+        positions = [self._position[cid] for cid in dict.fromkeys(ids) if cid in self._position]
+        if not positions:
+            return {}
+        table = self._dataset.take(positions, columns=_COLUMNS)
+        return {
+            row["id"]: StoredChunk(_chunk(row), matrix[self._position[row["id"]]])
+            for row in table.to_pylist()
+        }
 
     def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]:
         if self._dataset is None or not parent_ids:
