@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
 from raggity.pipeline.answer_cache import AnswerCache
@@ -23,12 +24,14 @@ _PROMPT_OVERHEAD = 320
 
 @dataclass(frozen=True)
 class AskSettings:
-    top_k: int = 5
-    sufficiency_floor: float = 0.3
-    relevance_floor: float = 0.0
-    parent_document: bool = False
-    max_tokens: int = 512
-    temperature: float = 0.1
+    """The ask-time settings, defaulting to the configuration's own defaults."""
+
+    top_k: int = RetrievalConfig.top_k
+    sufficiency_floor: float = RetrievalConfig.sufficiency_floor
+    relevance_floor: float = RetrievalConfig.relevance_floor
+    parent_document: bool = RetrievalConfig.parent_document
+    max_tokens: int = GenerationConfig.max_tokens
+    temperature: float = GenerationConfig.temperature
 
 
 def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
