@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from raggity.core.protocols import Scorer
+from raggity.core.protocols import Retriever, Scorer
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Hit, Query
 from raggity.retrieval.dedup import dedup_indices
@@ -51,8 +51,8 @@ class IndexSnapshot:
         self._manifests = ManifestCache(layout.manifest)
         self._key: frozenset[str] | None = None
         self.table = VectorTableReader(layout.table)
-        self.dense = DenseRetriever(self.table, frozenset())
-        self.bm25 = Bm25Retriever(Bm25Reader(layout.tantivy), frozenset(), 0)
+        self.dense: Retriever = DenseRetriever(self.table, frozenset())
+        self.bm25: Retriever = Bm25Retriever(Bm25Reader(layout.tantivy), frozenset(), 0)
 
     def refresh(self) -> None:
         _, live = self._manifests.current()
@@ -174,7 +174,3 @@ class HybridSearch:
             by_id = {c.chunk.id: v for c, v in zip(candidates, vectors, strict=True)}
             ranked = rerank(question, candidates, self._scorer)
             return ranked, [by_id[c.chunk.id] for c in ranked]
-
-
-def with_score(candidate: Candidate, score: float) -> Candidate:
-    return replace(candidate, score=score)

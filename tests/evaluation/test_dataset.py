@@ -190,7 +190,6 @@ def test_error_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in error_of(write(tmp_path / "mini", {"corpus.jsonl": "{\n"}))
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared evaluation data not present")
 def test_real_scifact_matches_readme_counts() -> None:
     data = load_beir(SHARED / "scifact")
     assert data.name == "scifact"
@@ -200,7 +199,6 @@ def test_real_scifact_matches_readme_counts() -> None:
     assert data.questions == ()
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared evaluation data not present")
 def test_real_squad2_matches_readme_counts() -> None:
     data = load_beir(SHARED / "squad2-dev")
     assert len(data.corpus) == 646
