@@ -77,12 +77,16 @@ def evaluate(
     abstain_queries: Path | None = None,
     progress: IngestProgress | None = None,
     on_query: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> EvalReport:
     dataset = load_beir(dataset_dir)
     workdir = Path(tempfile.mkdtemp(prefix="raggity-eval-")) if index_dir is None else None
     root = index_dir if index_dir is not None else workdir
     assert root is not None
-    session = Raggity(replace(config, index=IndexConfig(str(root.resolve())), source=config.source))
+    session = Raggity(
+        replace(config, index=IndexConfig(str(root.resolve())), source=config.source),
+        warn=warn or (lambda _: None),
+    )
     try:
         started = time.perf_counter()
         session.index_sources(

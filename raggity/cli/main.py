@@ -137,18 +137,26 @@ def ask(
     hyde: Annotated[
         bool | None,
         typer.Option(
-            "--hyde", help="Also search with an LLM-written hypothetical answer.", show_default=False
+            "--hyde/--no-hyde",
+            help="Also search with an LLM-written hypothetical answer (default: [retrieval] hyde).",
+            show_default=False,
         ),
     ] = None,
     step_back: Annotated[
         bool | None,
         typer.Option(
-            "--step-back", help="Also search with a broader LLM-written question.", show_default=False
+            "--step-back/--no-step-back",
+            help="Also search with a broader LLM-written question (default: [retrieval] step_back).",
+            show_default=False,
         ),
     ] = None,
     expand: Annotated[
         bool | None,
-        typer.Option("--expand", help="Also search with LLM-written rephrasings.", show_default=False),
+        typer.Option(
+            "--expand/--no-expand",
+            help="Also search with [retrieval] expand_n LLM-written rephrasings (default: [retrieval] expand).",
+            show_default=False,
+        ),
     ] = None,
     decompose: Annotated[
         bool,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raggity.core.atomic_file import atomic_write_text
-from raggity.core.types import Answer, Citation, Location, StageTrace
+from raggity.core.types import Answer, Chunk, Citation, Location, StageTrace
 from raggity.pipeline.prompt import PROMPT_VERSION
 
 if TYPE_CHECKING:
@@ -117,11 +117,18 @@ class AnswerCache:
     generator_identity: str
     seed: int
 
-    def key(self, question: str, chunk_ids: Sequence[str], settings: AskSettings) -> str:
+    def key(self, question: str, chunks: Sequence[Chunk], settings: AskSettings) -> str:
+        """Keyed by exactly what the model would be shown: each source's id, where it sits (a cached
+        answer's citations carry line ranges, which move when text is added above), and its text
+        (with parent expansion, a neighbouring chunk's edit changes the passage, not the hit's id)."""
+        sources = [
+            [c.id, str(c.location), hashlib.sha256(c.text.encode("utf-8", "surrogatepass")).hexdigest()]
+            for c in chunks
+        ]
         return digest(
             "answer",
             question,
-            list(chunk_ids),
+            sources,
             self.generator_identity,
             PROMPT_VERSION,
             {

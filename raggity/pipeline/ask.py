@@ -103,14 +103,14 @@ def _truncated(chunk: Chunk, chars: int) -> Chunk:
 def _cache_lookup(
     cache: AnswerCache | None,
     question: str,
-    selected: Sequence[Candidate],
+    chunks: Sequence[Chunk],
     settings: AskSettings,
     trace: TraceRecorder,
 ) -> tuple[str, Answer | None]:
     if cache is None:
         return "", None
-    with trace.stage("answer-cache", len(selected)) as rec:
-        key = cache.key(question, [c.chunk.id for c in selected], settings)
+    with trace.stage("answer-cache", len(chunks)) as rec:
+        key = cache.key(question, chunks, settings)
         hit = cache.get(key)
         rec.n_out = 0 if hit is None else 1
         rec.detail.update(hit=hit is not None, key=key[:16])
@@ -141,17 +141,17 @@ def answer_from_candidates(
         rec.detail.update(top_k=settings.top_k, relevance_floor=settings.relevance_floor)
     if not selected:
         return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
-    cache_key, hit = _cache_lookup(cache, question, selected, settings, trace)
-    if hit is not None:  # returned before the generator is loaded
-        if on_token is not None:
-            on_token(hit.text)
-        return replace(hit, question=question, trace=trace.stages)
     with trace.stage("parent-expansion", len(selected)) as rec:
         chunks = (
             expand_to_parents(selected, table) if settings.parent_document else [c.chunk for c in selected]
         )
         rec.n_out = len(chunks)
         rec.detail["enabled"] = settings.parent_document
+    cache_key, hit = _cache_lookup(cache, question, chunks, settings, trace)
+    if hit is not None:  # returned before the generator is loaded
+        if on_token is not None:
+            on_token(hit.text)
+        return replace(hit, question=question, trace=trace.stages)
     with trace.stage("load-model", 0) as rec:
         model = generator()
         rec.detail["model"] = model.identity

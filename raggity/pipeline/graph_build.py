@@ -123,9 +123,28 @@ class GraphBuildReport:
         return self.seconds / self.extracted if self.extracted else 0.0
 
 
+# One worked example: a 0.5B model given only instructions returned empty lists for every chunk.
+_EXAMPLE_TEXT = (
+    "Text:\nMarie Curie worked at the University of Paris. In 1903 she shared the Nobel Prize in "
+    "Physics with Pierre Curie."
+)
+_EXAMPLE_REPLY = (
+    '{"entities": [{"name": "Marie Curie", "type": "person"}, {"name": "University of Paris", '
+    '"type": "organization"}, {"name": "Nobel Prize in Physics", "type": "event"}, {"name": '
+    '"Pierre Curie", "type": "person"}, {"name": "1903", "type": "date"}], "relations": [{"subject": '
+    '"Marie Curie", "relation": "worked at", "object": "University of Paris"}, {"subject": "Marie Curie", '
+    '"relation": "shared the Nobel Prize with", "object": "Pierre Curie"}]}'
+)
+
+
 def extraction_messages(chunk: Chunk) -> list[dict[str, str]]:
     text = chunk.search_text[:_MAX_CHUNK_CHARS]
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": f"Text:\n{text}"}]
+    return [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": _EXAMPLE_TEXT},
+        {"role": "assistant", "content": _EXAMPLE_REPLY},
+        {"role": "user", "content": f"Text:\n{text}"},
+    ]
 
 
 def parse_extraction(raw: str, chunk_text: str) -> Extraction | None:

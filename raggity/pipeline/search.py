@@ -135,7 +135,12 @@ class HybridSearch:
         self, fused: list[tuple[str, float]], lists: list[RankedList], queries: Sequence[Query]
     ) -> tuple[list[Candidate], list[np.ndarray]]:
         stored = self._snapshot.table.fetch([cid for cid, _ in fused])
-        question_vectors = [np.asarray(q.vector, dtype=np.float32) for q in queries if q.vector is not None]
+        # dense_cosine feeds abstention, which was calibrated on the user's own question: a HyDE
+        # passage or a rephrasing written by the model must not lift a question over the floor.
+        own = [q for q in queries if q.label == "question" and q.vector is not None]
+        question_vectors = [
+            np.asarray(q.vector, dtype=np.float32) for q in own or queries if q.vector is not None
+        ]
         ranks: dict[str, dict[str, int]] = {}
         for ranked in lists:
             for rank, hit in enumerate(ranked.hits, start=1):

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -179,3 +180,26 @@ def test_search_never_imports_llama_cpp(indexed: Indexed) -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["source"] == str(indexed.files["markdown"])
     assert report["llama"] == []
+
+
+def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(indexed: Indexed) -> None:
+    """A HyDE passage can sit right on top of a chunk; the sufficiency floor must still judge the
+    question the user asked."""
+    from raggity.core.trace import TraceRecorder
+    from raggity.core.types import Query
+
+    session = indexed.session
+    question = "What is the capital of Mongolia?"
+    passage = "Sourdough bread rises because wild yeast ferments the dough."
+    q_vec, p_vec = (tuple(map(float, v)) for v in session.embedder.embed([question, passage]))
+    engine = session._search_engine("hybrid", None, None)
+    found = engine.run(
+        question, [Query(question, "question", q_vec), Query(passage, "hyde", p_vec, False)], TraceRecorder()
+    )
+    assert found, "the HyDE list alone retrieves the sourdough chunk"
+    by_question = max(c.dense_cosine or 0.0 for c in found)
+    by_passage = max(
+        float(np.dot(p_vec, r.vector))
+        for r in session._snapshot.table.fetch([c.chunk.id for c in found]).values()
+    )
+    assert by_passage > 0.5 > by_question

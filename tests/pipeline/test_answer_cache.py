@@ -116,6 +116,22 @@ def test_reingesting_a_relied_on_file_invalidates(project: Path, monkeypatch: py
     assert session.ask(QUESTION).cached
 
 
+def test_text_added_above_the_cited_chunk_invalidates(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cited chunk keeps its id when lines are added above it, but a cached answer would cite
+    stale line numbers: the key includes where each source sits."""
+    fake = fake_generator()
+    session = _session(project, fake, monkeypatch)
+    first = session.ask(QUESTION)
+    install = project.parent / "docs" / "install.md"
+    install.write_text("Preface line one.\n\nPreface line two.\n\n" + INSTALL, encoding="utf-8")
+    session.ingest([install.parent])
+    after = session.ask(QUESTION)
+    assert not after.cached
+    assert len(fake.calls) == 2
+    moved = {c.source: c.location for c in after.citations}
+    assert moved[str(install)] != {c.source: c.location for c in first.citations}[str(install)]
+
+
 def test_cache_clear_and_stats(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session = _session(project, fake_generator(), monkeypatch)
     session.ask(QUESTION)
