@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
@@ -40,7 +41,13 @@ def eval_command(
     cfg = load(config)
     with RichIngestProgress(err) as progress:
         report = evaluate(
-            dataset, cfg, k=k, index_dir=index, abstain_queries=abstain_queries, progress=progress
+            dataset,
+            cfg,
+            k=k,
+            index_dir=index,
+            abstain_queries=abstain_queries,
+            progress=progress,
+            warn=lambda message: err.print(f"[yellow]warning:[/yellow] {escape(message)}"),
         )
     if json_out:
         print_json(out, asdict(report))
