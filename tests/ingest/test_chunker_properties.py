@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from raggity.core.types import Chunk, Document, Heading, PageSpan
 from raggity.inference.tokenizer import HFTokenizer
 from raggity.ingest.chunker import MAX_CHARS_PER_TOKEN, ChunkIdAllocator, ChunkingSettings, chunk_document
+from tests.ingest.test_chunker import _spans
 
 # The autouse fixtures of tests/conftest.py are function-scoped but hold no per-example state.
 _SETTINGS = settings(
@@ -130,20 +131,6 @@ def _cases(draw: st.DrawFn) -> _Case:
 
 def _chunk(case: _Case) -> list[Chunk]:
     return chunk_document(case.doc, _tokenizer(), case.settings, start_ordinal=case.start_ordinal)
-
-
-def _spans(doc: Document, chunks: list[Chunk]) -> list[int]:
-    """Start offset of each chunk, asserting chunks are exact, ordered slices with only whitespace between."""
-    starts = []
-    cursor = 0
-    for chunk in chunks:
-        start = doc.text.find(chunk.text, cursor)
-        assert start >= 0, f"chunk {chunk.ordinal} is not a slice of the text after the previous chunk"
-        assert doc.text[cursor:start].strip() == "", "non-whitespace text was dropped"
-        starts.append(start)
-        cursor = start + len(chunk.text)
-    assert doc.text[cursor:].strip() == "", "non-whitespace text was dropped at the end"
-    return starts
 
 
 def _merged_headings(doc: Document) -> set[int]:
