@@ -1,8 +1,8 @@
 """On-disk cache of answers and query-transform outputs, one JSON file per entry, LRU-bounded.
 
-Keys are SHA-256 digests of everything that changes the output. Answer keys include the ids of the
-chunks given to the model; chunk ids are derived from content, so a re-ingest that changes a file
-the answer relied on changes the key, and stale answers are never served.
+Keys are SHA-256 digests of everything that changes the output. Answer keys cover each source the
+model is shown (chunk id, location and text, after parent expansion), so a re-ingest that edits a
+file the answer relied on, or moves its text, changes the key instead of serving a stale answer.
 
 Every file is written with atomic_write_text, so two concurrent `rag ask` processes can share a cache:
 readers see a whole entry or none, and a file that vanishes (evicted by the other process) is a miss.

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Citation
 from raggity.pipeline.prompt import PromptSource
 
@@ -14,12 +15,7 @@ _MARKER = re.compile(r"\[(\d+)\]")
 # "Paris is in France. [1] It is big. [2]" cites [1] for the first sentence, not the second.
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s*\[\d+\])*(?=\s|$)|\n+")
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his how i if in "
-    "into is it its may might more most no not of on or our she should so such than that the their them then "
-    "there these they this those to was we were what when where which while who why will with would you your "
-    "also about any each other only over some very".split()
-)
+
 # Share of a sentence's content words that must appear in the cited text for it to count as support.
 SUPPORT_THRESHOLD = 0.5
 
@@ -32,7 +28,7 @@ def _stem(word: str) -> str:
 
 
 def content_words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1}
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOPWORDS and len(w) > 1}
 
 
 def support(sentence: str, source_text: str) -> float:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from raggity.core.protocols import Vectors
+from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Hit
 from raggity.retrieval.graph_model import Graph, name_tokens, normalise_entity_name
 
@@ -19,13 +20,6 @@ EmbedTexts = Callable[[Sequence[str]], Vectors]
 
 _MAX_NGRAM = 4
 _MAX_EMBEDDED_NGRAMS = 48
-# Question words that are never entities on their own.
-_STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or but is are was were be been do does did what which "
-    "who whom whose when where why how that this these those it its as about into than then there their "
-    "they he she his her we you your i my me our not no yes can could would should will shall may might "
-    "many much more most some any all each other such only also".split()
-)
 
 
 def question_ngrams(question: str, max_n: int = _MAX_NGRAM) -> list[str]:
@@ -35,7 +29,7 @@ def question_ngrams(question: str, max_n: int = _MAX_NGRAM) -> list[str]:
     for n in range(min(max_n, len(words)), 0, -1):
         for i in range(len(words) - n + 1):
             gram = words[i : i + n]
-            if gram[0] in _STOPWORDS or gram[-1] in _STOPWORDS:
+            if gram[0] in ENGLISH_STOPWORDS or gram[-1] in ENGLISH_STOPWORDS:
                 continue
             grams.append(" ".join(gram))
     return list(dict.fromkeys(grams))
@@ -66,7 +60,7 @@ class GraphRetriever:
         linked: dict[str, float] = {}
         for gram in grams:
             key = normalise_entity_name(gram)
-            if key in nodes and key not in _STOPWORDS:
+            if key in nodes and key not in ENGLISH_STOPWORDS:
                 linked[key] = 1.0
         if self._embed is not None and nodes:
             unmatched = [g for g in grams if normalise_entity_name(g) not in linked][:_MAX_EMBEDDED_NGRAMS]

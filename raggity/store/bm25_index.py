@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Chunk
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -36,20 +37,15 @@ def _all_ids(searcher: Any) -> set[str]:
     return {searcher.doc(address)["id"][0] for _, address in hits}
 
 
-# Function words carry no topic. The index keeps them (a stemmed, unfiltered field), but a query made
-# of them would give every chunk a BM25 rank, and rank fusion would count those ranks as evidence.
-QUERY_STOPWORDS = frozenset(
-    "a an and are as at be by for from has have how i in is it its of on or that the this to was were "
-    "what when where which who why will with do does did can you your my we our".split()
-)
-
-
 def lexical_query_text(text: str) -> str:
     """Reduces free text to plain lowercase terms without stopwords, so that user punctuation or words
     like AND/NOT are never parsed as query syntax (tantivy's lenient parser drops terms after a syntax
-    error). A query of nothing but stopwords keeps them all."""
+    error). A query of nothing but stopwords keeps them all.
+
+    The index keeps function words, but query terms like "the" would give every chunk a BM25 rank,
+    and rank fusion would count those ranks as evidence."""
     words = [word.lower() for word in _WORD.findall(text)]
-    content = [word for word in words if word not in QUERY_STOPWORDS]
+    content = [word for word in words if word not in ENGLISH_STOPWORDS]
     return " ".join(content or words)
 
 
