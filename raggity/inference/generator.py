@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from raggity.core.errors import ModelError
+from raggity.inference.greedy_grammar import GreedyGrammar
+
+# Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
+_REPEAT_PENALTY = 1.1
 
 
 class LlamaGenerator:
@@ -56,22 +60,32 @@ class LlamaGenerator:
         json_schema: dict[str, object] | None = None,
     ) -> Iterator[str]:
         extra: dict[str, Any] = {}
-        if json_schema is not None:
+        guide: GreedyGrammar | None = None
+        if json_schema is not None and temperature == 0.0:
+            from llama_cpp import LogitsProcessorList
+
+            # Same tokens as llama's own grammar sampling below, in a fraction of the time.
+            guide = GreedyGrammar(self._llm, json_schema, repeat_penalty=_REPEAT_PENALTY)
+            extra["logits_processor"] = LogitsProcessorList([guide])
+        elif json_schema is not None:
             # Grammar-constrained decoding: even a tiny model cannot emit unparseable JSON.
             extra["response_format"] = {"type": "json_object", "schema": json_schema}
-        parts = self._llm.create_chat_completion(
-            messages=list(messages),
-            max_tokens=max_tokens,
-            temperature=temperature,
-            # Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
-            repeat_penalty=1.1,
-            stream=True,
-            **extra,
-        )
-        for part in parts:
-            delta = part["choices"][0]["delta"].get("content")
-            if delta:
-                yield delta
+        try:
+            parts = self._llm.create_chat_completion(
+                messages=list(messages),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                repeat_penalty=1.0 if guide is not None else _REPEAT_PENALTY,
+                stream=True,
+                **extra,
+            )
+            for part in parts:
+                delta = part["choices"][0]["delta"].get("content")
+                if delta:
+                    yield delta
+        finally:
+            if guide is not None:
+                guide.close()
 
 
 @cache
