@@ -21,33 +21,11 @@ def graph_build(
     """Extract entities and relations from every chunk not yet in the graph (one LLM call each).
 
     Incremental and resumable: interrupt it any time; the next run continues where it stopped."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from raggity.api.graph import graph_build as build
-    from raggity.pipeline.graph_build import GraphBuildStatus
+    from raggity.cli.progress import RichGraphProgress
 
     session = _session(config)
-    console = err if json_out else out
-    with Progress(
-        TextColumn("[bold]graph"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("chunks · {task.fields[rate]} chunks/s · ETA {task.fields[eta]}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
-        task = bar.add_task("graph", total=None, rate="-", eta="-")
-
-        def progress(status: GraphBuildStatus) -> None:
-            eta = status.eta_seconds
-            bar.update(
-                task,
-                total=status.total,
-                completed=status.done,
-                rate=f"{status.rate:.2f}",
-                eta="-" if eta is None else f"{int(eta) // 60}m{int(eta) % 60:02d}s",
-            )
-
+    with RichGraphProgress(err if json_out else out) as progress:
         report = build(session, progress=progress, wait_seconds=wait)
     if json_out:
         from dataclasses import asdict

@@ -70,13 +70,18 @@ def ingest(
     json_out: JsonOption = False,
 ) -> None:
     """Index files: new and changed files are (re)chunked and embedded, deleted ones removed."""
-    from raggity.cli.progress import RichIngestProgress
+    from raggity.cli.progress import RichGraphProgress, RichIngestProgress
 
     session = _session(config)
     console = err if json_out else out
-    with RichIngestProgress(console) as progress:
+    with RichIngestProgress(console) as progress, RichGraphProgress(console) as graph_progress:
         report = session.ingest(
-            paths or [], rebuild=rebuild, strict=strict, wait_seconds=wait, progress=progress
+            paths or [],
+            rebuild=rebuild,
+            strict=strict,
+            wait_seconds=wait,
+            progress=progress,
+            graph_progress=graph_progress,
         )
     if json_out:
         from dataclasses import asdict

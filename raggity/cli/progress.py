@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +18,9 @@ from rich.progress import (
 )
 
 from raggity.cli.render import display_path
+
+if TYPE_CHECKING:
+    from raggity.pipeline.graph_build import GraphBuildStatus
 
 
 class RichIngestProgress:
@@ -45,7 +49,8 @@ class RichIngestProgress:
     def __exit__(
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._progress.stop()
+        if self._progress.live.is_started:  # stopping an unstarted bar prints an empty line
+            self._progress.stop()
 
     def planned(self, files: int) -> None:
         self._progress.start()
@@ -63,4 +68,42 @@ class RichIngestProgress:
         self._console.print(
             f"[yellow]skipped[/yellow] {escape(repr(display_path(source)))}: {escape(reason)}",
             highlight=False,
+        )
+
+
+class RichGraphProgress:
+    """The entity-graph build's bar: chunks done, rate and time left. Used as a GraphProgress callback.
+
+    The bar appears with the first status, so a build with nothing to extract prints no empty bar.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]graph"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("chunks · {task.fields[rate]} chunks/s · ETA {task.fields[eta]}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task("graph", total=None, rate="-", eta="-")
+
+    def __enter__(self) -> RichGraphProgress:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress.live.is_started:  # stopping an unstarted bar prints an empty line
+            self._progress.stop()
+
+    def __call__(self, status: GraphBuildStatus) -> None:
+        self._progress.start()
+        eta = status.eta_seconds
+        self._progress.update(
+            self._task,
+            total=status.total,
+            completed=status.done,
+            rate=f"{status.rate:.2f}",
+            eta="-" if eta is None else f"{int(eta) // 60}m{int(eta) % 60:02d}s",
         )

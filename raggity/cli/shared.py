@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from raggity.config.schema import Config
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# soft_wrap: a warning stays one line when stderr is not a terminal (80 columns), so it greps whole.
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 ConfigOption = Annotated[
     Path | None,
