@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from raggity.api.session import Raggity
@@ -17,7 +18,7 @@ from raggity.pipeline.graph_build import (
     build_graph,
     live_chunk_ids,
 )
-from raggity.pipeline.search import RankedList
+from raggity.pipeline.search import ChunkCosines, RankedList
 from raggity.retrieval.graph_model import Graph, load_graph, normalise_entity_name
 from raggity.retrieval.graph_retriever import GraphRetriever
 from raggity.store.ingest_lock import IngestLock
@@ -85,11 +86,16 @@ class GraphCandidates:
             self._stamp = stamp
         return self._retriever
 
-    def __call__(self, question: str, queries: Sequence[Query], limit: int) -> RankedList | None:
+    def __call__(
+        self, question: str, queries: Sequence[Query], limit: int, cosines: ChunkCosines
+    ) -> RankedList | None:
         retriever = self._current()
         if retriever is None:
             return None
-        return RankedList("graph", tuple(retriever.retrieve(question, limit)))
+        # Ordered by closeness to the question itself (or sub-question), not to generated HyDE text.
+        vector = next((q.vector for q in queries if q.text == question and q.vector is not None), None)
+        closeness = None if vector is None else partial(cosines, vector)
+        return RankedList("graph", tuple(retriever.retrieve(question, limit, closeness)))
 
 
 # -- inspection ----------------------------------------------------------------------------------

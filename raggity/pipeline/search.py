@@ -39,8 +39,11 @@ class RankedList:
     hits: tuple[Hit, ...]
 
 
-# Extra candidates joining fusion, e.g. graph retrieval: (question, queries, limit) -> RankedList or None.
-ExtraCandidates = Callable[[str, Sequence[Query], int], RankedList | None]
+# Cosine of a query vector with stored chunks, by chunk id (missing ids left out).
+ChunkCosines = Callable[[Sequence[float], Sequence[str]], dict[str, float]]
+# Extra candidates joining fusion, e.g. graph retrieval:
+# (question, queries, limit, cosines over this snapshot) -> RankedList or None.
+ExtraCandidates = Callable[[str, Sequence[Query], int, ChunkCosines], RankedList | None]
 
 
 class IndexSnapshot:
@@ -83,7 +86,7 @@ class HybridSearch:
         lists = self._ranked_lists(queries, trace)
         if self._extra is not None:
             with trace.stage("graph", len(queries)) as rec:
-                extra = self._extra(question, queries, opts.candidates)
+                extra = self._extra(question, queries, opts.candidates, self._snapshot.table.cosines)
                 if extra is not None:
                     lists.append(extra)
                 rec.n_out = 0 if extra is None else len(extra.hits)

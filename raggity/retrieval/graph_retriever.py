@@ -1,5 +1,5 @@
 """Graph retrieval: link the question's entities to graph nodes, expand their neighbourhood, and rank
-the chunks that mention the nodes found.
+the chunks that mention the nodes found by their closeness to the question.
 
 Linking is by exact normalised name (question n-grams against node keys) and by embedding
 similarity of the n-grams to node names (vectors computed once, on first use, and kept in memory).
@@ -17,9 +17,14 @@ from raggity.core.types import Hit
 from raggity.retrieval.graph_model import Graph, name_tokens, normalise_entity_name
 
 EmbedTexts = Callable[[Sequence[str]], Vectors]
+# Cosine with the question of each chunk id given (ids without a stored vector are left out).
+Closeness = Callable[[Sequence[str]], dict[str, float]]
 
 _MAX_NGRAM = 4
 _MAX_EMBEDDED_NGRAMS = 48
+# Chunks taken by graph weight before ordering by closeness: enough to hold a neighbourhood of a
+# few specific entities, few enough that closeness never costs more than a small matrix product.
+_POOL = 200
 
 
 def question_ngrams(question: str, max_n: int = _MAX_NGRAM) -> list[str]:
@@ -81,9 +86,15 @@ class GraphRetriever:
         best = sims.max(axis=0)
         return {self._keys[i]: float(best[i]) for i in np.flatnonzero(best >= self._similarity)}
 
-    def retrieve(self, question: str, limit: int) -> list[Hit]:
-        """Chunks of linked nodes and of their neighbours; nodes closer to the question, more strongly
-        linked and more specific (mentioned by fewer chunks) weigh more."""
+    def retrieve(self, question: str, limit: int, closeness: Closeness | None = None) -> list[Hit]:
+        """Up to `limit` chunks that mention a linked node or a neighbour of one.
+
+        Graph evidence picks the pool: nodes closer to the question, more strongly linked and more
+        specific (mentioned by fewer chunks) weigh more. `closeness` (cosine with the question) then
+        orders the pool, because an entity link says which chunks are related, not which of them
+        answers: every chunk of an article mentions its subject, so in graph order they tie and the
+        top of the list is arbitrary. Hit scores are the closeness when given, else the graph weight.
+        """
         linked = self.link(question)
         if not linked or limit <= 0:
             return []
@@ -97,5 +108,9 @@ class GraphRetriever:
             weight = linked.get(key, 0.5) / (1 + hops) / np.log2(1 + len(node.chunk_ids))
             for cid in node.chunk_ids:
                 scores[cid] = scores.get(cid, 0.0) + float(weight)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        return [Hit(cid, score) for cid, score in ranked]
+        pool = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[: max(limit, _POOL)]
+        if closeness is not None:
+            close = closeness([cid for cid, _ in pool])
+            # Stable sort: equally close chunks keep their graph order.
+            pool = sorted(((cid, close[cid]) for cid, _ in pool if cid in close), key=lambda item: -item[1])
+        return [Hit(cid, score) for cid, score in pool[:limit]]

@@ -188,6 +188,16 @@ class VectorTableReader:
         distances = result["_distance"].to_pylist()
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 
+    def cosines(self, vector: Sequence[float], ids: Sequence[str]) -> dict[str, float]:
+        """Cosine similarity of `vector` with each stored chunk of `ids` (missing ids are left out)."""
+        query = np.asarray(vector, dtype=np.float32)
+        matrix = self._load_vectors()
+        if matrix is None:
+            return {cid: float(row.vector @ query) for cid, row in _fetch(self._dataset, ids).items()}
+        positions = {cid: self._position[cid] for cid in ids if cid in self._position}
+        scores = matrix[list(positions.values())] @ query
+        return {cid: float(score) for cid, score in zip(positions, scores, strict=True)}
+
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         matrix = self._load_vectors()
         if matrix is None:

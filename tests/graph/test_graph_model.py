@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,22 @@ def test_question_ngrams_skip_stopword_edges() -> None:
     assert "us army" in grams
     assert "where" not in grams
     assert "the us army" not in grams
+
+
+def test_closeness_orders_the_graph_pool_and_drops_chunks_without_a_vector() -> None:
+    retriever = GraphRetriever(_chain(), hops=1)
+    by_graph = [h.chunk_id for h in retriever.retrieve("Who did ACME hire?", 10)]
+    assert by_graph[:2] == ["c1", "c2"]
+    close = {"c1": 0.2, "c2": 0.7}
+    asked: list[list[str]] = []
+
+    def closeness(ids: Sequence[str]) -> dict[str, float]:
+        asked.append(list(ids))
+        return {cid: close[cid] for cid in ids if cid in close}
+
+    hits = retriever.retrieve("Who did ACME hire?", 10, closeness)
+    assert asked == [by_graph]  # the pool is what graph evidence found
+    assert [(h.chunk_id, h.score) for h in hits] == [("c2", 0.7), ("c1", 0.2)]
+    # Equal closeness keeps graph order.
+    close = {"c1": 0.5, "c2": 0.5}
+    assert [h.chunk_id for h in retriever.retrieve("Who did ACME hire?", 10, closeness)] == ["c1", "c2"]

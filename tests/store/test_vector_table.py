@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from raggity.core.types import Chunk, Location
 from raggity.store.vector_table import VectorTableReader, VectorTableWriter
@@ -54,3 +55,17 @@ def test_fetch_returns_each_rows_own_metadata_and_vector(tmp_path: Path) -> None
         index = int(cid[1:])
         assert row.chunk == chunks[index]
         assert np.allclose(row.vector, vectors[index])
+
+
+def test_cosines_of_chosen_rows_in_memory_and_through_lance(tmp_path: Path) -> None:
+    path, vectors, _ = _table(tmp_path)
+    in_memory = VectorTableReader(path)
+    lance_only = VectorTableReader(path)
+    lance_only.IN_MEMORY_ROWS = 0
+    query = vectors[42]
+    wanted = ["c299", "c004", "c010", "c151", "nope"]  # c010 was deleted, "nope" never existed
+    for reader in (in_memory, lance_only):
+        cosines = reader.cosines(query, wanted)
+        assert set(cosines) == {"c299", "c004", "c151"}
+        for cid, value in cosines.items():
+            assert value == pytest.approx(float(vectors[int(cid[1:])] @ query), abs=1e-5)
