@@ -84,14 +84,21 @@ class HybridSearch:
         self._snapshot.refresh()
         opts = self._options
         lists = self._ranked_lists(queries, trace)
+        rankings = [[h.chunk_id for h in r.hits] for r in lists]
         if self._extra is not None:
             with trace.stage("graph", len(queries)) as rec:
                 extra = self._extra(question, queries, opts.candidates, self._snapshot.table.cosines)
                 if extra is not None:
+                    # Extra lists only add what dense and BM25 missed. Letting the graph vote on
+                    # chunks they already ranked lifted same-topic chunks over the answer (SQuAD
+                    # recall@5 0.957 -> 0.930); the chunks it shares still show it in their origins.
+                    found = {cid for ranking in rankings for cid in ranking}
+                    rankings.append([h.chunk_id for h in extra.hits if h.chunk_id not in found])
                     lists.append(extra)
+                    rec.detail["added"] = len(rankings[-1])
                 rec.n_out = 0 if extra is None else len(extra.hits)
-        with trace.stage("fusion", sum(len(r.hits) for r in lists)) as rec:
-            fused = reciprocal_rank_fusion([[h.chunk_id for h in r.hits] for r in lists], k=opts.rrf_k)
+        with trace.stage("fusion", sum(len(r) for r in rankings)) as rec:
+            fused = reciprocal_rank_fusion(rankings, k=opts.rrf_k)
             rec.n_out = len(fused)
             rec.detail["k"] = opts.rrf_k
         with trace.stage("hydrate", len(fused)) as rec:

@@ -16,9 +16,11 @@ from raggity.api.graph import MISSING_GRAPH, update_graph
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
+from raggity.core.types import Hit, Query
 from raggity.pipeline.graph_build import GraphBuildSettings, GraphBuildStatus
+from raggity.pipeline.search import ChunkCosines, HybridSearch, IndexSnapshot, RankedList, SearchOptions
 from raggity.retrieval.graph_model import load_graph
-from tests.support import write_config
+from tests.support import store_ids, write_config
 
 QUESTION = "Who founded Zorblax Industries?"
 DOCS = {
@@ -128,3 +130,35 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
         update_graph(session, progress=progress, settings=GraphBuildSettings(save_every=2))
     assert saved == [0, 2, 2]  # saved after every 2 chunks, before the interrupt's final save
     assert len(load_graph(session.layout.graph).processed()) == 3
+
+
+def test_extra_list_adds_chunks_but_does_not_rerank_what_the_text_retrievers_found(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text + "\n")
+    session = _session(tmp_path, graph=False)
+    session.ingest([docs])
+    snapshot = IndexSnapshot(session.layout)
+    options = SearchOptions(candidates=3)
+    [vector] = session.embed_queries([QUESTION], TraceRecorder())
+    queries = [Query(QUESTION, "question", vector)]
+
+    plain = [
+        c.chunk.id for c in HybridSearch(snapshot, options, None).run(QUESTION, queries, TraceRecorder())
+    ]
+    all_ids = store_ids(session.layout)
+    unseen = sorted(all_ids - set(plain))[0]
+
+    def extra(question: str, qs: Sequence[Query], limit: int, cosines: ChunkCosines) -> RankedList:
+        # Votes for the text retrievers' last chunk first, then a chunk they did not find.
+        return RankedList("graph", (Hit(plain[-1], 1.0), Hit(unseen, 0.5)))
+
+    found = HybridSearch(snapshot, options, None, extra).run(QUESTION, queries, TraceRecorder())
+    ids = [c.chunk.id for c in found]
+    # The vote for plain[-1] did not lift it: the text retrievers' chunks keep their order.
+    assert [cid for cid in ids if cid in plain] == plain
+    assert sorted(ids) == sorted([*plain, unseen])  # and the chunk they missed was added
+    origins = {c.chunk.id: c.origins for c in found}
+    assert "graph" in origins[plain[-1]]  # what the graph also found is still marked
+    assert origins[unseen] == ("graph",)
