@@ -41,8 +41,8 @@ class RankedList:
 
 # Cosine of a query vector with stored chunks, by chunk id (missing ids left out).
 ChunkCosines = Callable[[Sequence[float], Sequence[str]], dict[str, float]]
-# Extra candidates joining fusion, e.g. graph retrieval:
-# (question, queries, limit, cosines over this snapshot) -> RankedList or None.
+# Extra candidates, e.g. graph retrieval: (question, queries, limit, cosines over this snapshot) ->
+# RankedList or None. Only its chunks that no dense or BM25 list holds join fusion.
 ExtraCandidates = Callable[[str, Sequence[Query], int, ChunkCosines], RankedList | None]
 
 
