@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,7 +23,27 @@ if TYPE_CHECKING:
     from raggity.pipeline.graph_build import GraphBuildStatus
 
 
-class RichIngestProgress:
+class _LazyBar:
+    """A context manager around `self._progress`, a bar that starts with the first work reported.
+
+    An error raised before any work (a missing path, a held lock) then prints its one line without an
+    empty bar above it, and only a started bar is stopped: stopping an unstarted one prints an empty
+    line.
+    """
+
+    _progress: Progress
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress.live.is_started:
+            self._progress.stop()
+
+
+class RichIngestProgress(_LazyBar):
     def __init__(self, console: Console) -> None:
         self._console = console
         self._progress = Progress(
@@ -40,17 +60,6 @@ class RichIngestProgress:
         self._chunks = 0
         self._started = time.perf_counter()
         self.warnings = 0
-
-    def __enter__(self) -> RichIngestProgress:
-        # The bar starts at the first planned() call, so an error raised before any work (a missing
-        # path, a held lock) prints its one line without an empty bar above it.
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress.live.is_started:  # stopping an unstarted bar prints an empty line
-            self._progress.stop()
 
     def planned(self, files: int) -> None:
         self._progress.start()
@@ -71,7 +80,7 @@ class RichIngestProgress:
         )
 
 
-class RichGraphProgress:
+class RichGraphProgress(_LazyBar):
     """The entity-graph build's bar: chunks done, rate and time left. Used as a GraphProgress callback.
 
     The bar appears with the first status, so a build with nothing to extract prints no empty bar.
@@ -87,15 +96,6 @@ class RichGraphProgress:
             console=console,
         )
         self._task = self._progress.add_task("graph", total=None, rate="-", eta="-")
-
-    def __enter__(self) -> RichGraphProgress:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress.live.is_started:  # stopping an unstarted bar prints an empty line
-            self._progress.stop()
 
     def __call__(self, status: GraphBuildStatus) -> None:
         self._progress.start()

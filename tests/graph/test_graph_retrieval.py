@@ -61,6 +61,14 @@ class FakeGenerator:
         )
 
 
+def _write_docs(root: Path) -> Path:
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text + "\n")
+    return docs
+
+
 def _session(root: Path, graph: bool) -> Raggity:
     config = write_config(root, retrieval={"rerank": False, "graph": graph, "graph_hops": 1, "candidates": 2})
     return Raggity(load_config(config))
@@ -72,10 +80,7 @@ def _sources(session: Raggity) -> list[str]:
 
 
 def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text + "\n")
+    docs = _write_docs(tmp_path)
     plain = _session(tmp_path, graph=False)
     plain.ingest([docs])
     without = _sources(plain)
@@ -103,10 +108,7 @@ def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
 
 
 def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text + "\n")
+    docs = _write_docs(tmp_path)
     warnings: list[str] = []
     config = load_config(write_config(tmp_path, retrieval={"rerank": False, "graph": True}))
     session = Raggity(replace(config, retrieval=replace(config.retrieval, graph=False)), warn=warnings.append)
@@ -133,10 +135,7 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
 
 
 def test_extra_list_adds_chunks_but_does_not_rerank_what_the_text_retrievers_found(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text + "\n")
+    docs = _write_docs(tmp_path)
     session = _session(tmp_path, graph=False)
     session.ingest([docs])
     snapshot = IndexSnapshot(session.layout)
