@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raggity.core.atomic_file import atomic_write_text
-from raggity.core.types import Answer, Chunk, Citation, Location, StageTrace
+from raggity.core.types import Answer, Chunk, Citation, Location
 from raggity.pipeline.prompt import PROMPT_VERSION
 
 if TYPE_CHECKING:
@@ -177,7 +177,8 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
     }
 
 
-def answer_from_json(data: dict[str, Any], trace: tuple[StageTrace, ...] = ()) -> Answer:
+def answer_from_json(data: dict[str, Any]) -> Answer:
+    """The cached answer, without a trace (the caller attaches the current one)."""
     citations = tuple(
         Citation(
             int(c["n"]),
@@ -193,7 +194,7 @@ def answer_from_json(data: dict[str, Any], trace: tuple[StageTrace, ...] = ()) -
         str(data["text"]),
         bool(data["abstained"]),
         citations,
-        trace,
+        (),
         cached=True,
         unsupported_sentences=tuple(str(s) for s in data["unsupported_sentences"]),
     )

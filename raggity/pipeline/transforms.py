@@ -139,37 +139,26 @@ class Transforms:
         )
 
     def step_back(self, question: str, trace: TraceRecorder) -> list[str]:
-        return self._run(
-            "step-back",
-            question,
-            trace,
-            STEP_BACK_PROMPT,
-            max_tokens=self.settings.question_tokens,
-            schema=questions_schema(1),
-            parse=lambda raw: parse_questions(raw, 1, question),
-        )
+        return self._questions("step-back", question, trace, STEP_BACK_PROMPT, 1)
 
     def expand(self, question: str, trace: TraceRecorder) -> list[str]:
         n = self.settings.expand_n
+        return self._questions("expand", question, trace, EXPAND_PROMPT.format(n=n), n)
+
+    def decompose(self, question: str, trace: TraceRecorder) -> list[str]:
+        system = DECOMPOSE_PROMPT.format(n=MAX_SUB_QUESTIONS)
+        return self._questions("decompose", question, trace, system, MAX_SUB_QUESTIONS)
+
+    def _questions(self, name: str, question: str, trace: TraceRecorder, system: str, n: int) -> list[str]:
+        """Up to `n` generated questions, as schema-constrained JSON."""
         return self._run(
-            "expand",
+            name,
             question,
             trace,
-            EXPAND_PROMPT.format(n=n),
+            system,
             max_tokens=self.settings.question_tokens,
             schema=questions_schema(n),
             parse=lambda raw: parse_questions(raw, n, question),
-        )
-
-    def decompose(self, question: str, trace: TraceRecorder) -> list[str]:
-        return self._run(
-            "decompose",
-            question,
-            trace,
-            DECOMPOSE_PROMPT.format(n=MAX_SUB_QUESTIONS),
-            max_tokens=self.settings.question_tokens,
-            schema=questions_schema(MAX_SUB_QUESTIONS),
-            parse=lambda raw: parse_questions(raw, MAX_SUB_QUESTIONS, question),
         )
 
     # -- one LLM call -----------------------------------------------------------------------------
