@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +19,36 @@ from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
 from raggity.store.vector_table import VectorTableReader
 from tests.ingest.test_pdf import make_pdf
+
+# -- the installed `rag` console script, run as a user runs it ------------------------------------
+RAG = Path(sys.executable).parent / "rag"
+
+
+def rag(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(RAG), *args],
+        cwd=cwd,
+        env=env if env is not None else dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def assert_clean_error(stderr: str) -> str:
+    """One `error:` line, at most a `fix:` line after it, and no traceback; returns the error line."""
+    assert "Traceback" not in stderr
+    [line] = error_lines(stderr)
+    rest = [x for x in stderr.splitlines() if x.strip() and x != line]
+    assert all(x.startswith("  fix: ") for x in rest), stderr
+    assert len(rest) <= 1, stderr
+    return line
+
 
 # Fast defaults for tests: the 135M generator with short answers, and no cross-encoder.
 DEFAULTS: dict[str, dict[str, Any]] = {

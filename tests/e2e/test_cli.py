@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,36 +15,9 @@ from raggity.cli.main import app
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
-from tests.support import store_ids, write_config, write_corpus
+from tests.support import RAG, assert_clean_error, rag, store_ids, write_config, write_corpus
 
-RAG = Path(sys.executable).parent / "rag"
 EXAMPLE = Path(__file__).resolve().parents[2] / "raggity.toml.example"
-
-
-def rag(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(RAG), *args],
-        cwd=cwd,
-        env=env if env is not None else dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("error:")]
-
-
-def assert_clean_error(stderr: str) -> str:
-    """One `error:` line, at most a `fix:` line after it, and no traceback; returns the error line."""
-    assert "Traceback" not in stderr
-    [line] = error_lines(stderr)
-    rest = [x for x in stderr.splitlines() if x.strip() and x != line]
-    assert all(x.startswith("  fix: ") for x in rest), stderr
-    assert len(rest) <= 1, stderr
-    return line
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_cli import assert_clean_error, rag
-from tests.graph.test_graph_build import ALPHA, BETA
-from tests.support import write_config
+from tests.support import assert_clean_error, rag, write_config
+
+ALPHA = "Ada Lovelace worked with Charles Babbage on the Analytical Engine in London.\n"
+BETA = "The Danube flows through Vienna and Budapest before it reaches the Black Sea.\n"
 
 
 def test_ingest_builds_the_graph_with_a_progress_bar_and_the_commands_report_it(tmp_path: Path) -> None:
