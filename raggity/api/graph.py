@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from raggity.api.session import Raggity
-from raggity.core.errors import RaggityError
+from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.protocols import Embedder
 from raggity.core.types import Location, Query
 from raggity.pipeline.graph_build import (
@@ -50,7 +50,7 @@ def graph_build(
 ) -> GraphBuildReport:
     """`rag graph-build`: takes the index's writer lock, so it never races an ingest."""
     if not session.layout.exists():
-        raise RaggityError(f"{session.layout.root}: no index yet", "run `rag ingest PATH` first")
+        raise IndexStateError(f"{session.layout.root}: no index yet", "run `rag ingest PATH` first")
     with IngestLock(session.layout.lock, wait_seconds=wait_seconds):
         return update_graph(session, progress=progress)
 
