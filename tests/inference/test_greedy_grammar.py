@@ -14,6 +14,7 @@ from raggity.config.schema import GenerationConfig
 from raggity.inference.generator import LlamaGenerator
 from raggity.inference.greedy_grammar import GreedyGrammar
 from raggity.models.registry import resolve_generator
+from tests.support import isolated_state
 
 SCHEMA: dict[str, object] = {
     "type": "object",
@@ -32,9 +33,10 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def generator() -> LlamaGenerator:
-    files = resolve_generator(GenerationConfig(model="smollm2-135m-instruct"), Path("."))
-    return LlamaGenerator(files.gguf, identity=files.identity)
+def generator(_state_dirs: dict[str, Path]) -> LlamaGenerator:
+    with isolated_state(_state_dirs):  # module fixtures run outside conftest's per-test isolation
+        files = resolve_generator(GenerationConfig(model="smollm2-135m-instruct"), Path("."))
+        return LlamaGenerator(files.gguf, identity=files.identity)
 
 
 def _messages(prompt: str) -> list[dict[str, str]]:
@@ -72,7 +74,8 @@ def _llama_grammar(generator: LlamaGenerator, prompt: str) -> str:
 def test_fast_path_emits_what_full_grammar_sampling_emits(generator: LlamaGenerator, prompt: str) -> None:
     fast, guide = _with_guide(generator, prompt, fast=True)
     full, checked = _with_guide(generator, prompt, fast=False)
-    assert fast == full == _llama_grammar(generator, prompt)
+    shipped = "".join(generator.stream(_messages(prompt), max_tokens=96, temperature=0.0, json_schema=SCHEMA))
+    assert fast == full == shipped == _llama_grammar(generator, prompt)
     # Every step of the slow variant filters the vocabulary; the fast one almost never needs to.
     assert checked.full_checks > 10
     assert guide.full_checks < checked.full_checks / 2

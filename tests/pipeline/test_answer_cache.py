@@ -182,8 +182,10 @@ def test_eviction_keeps_the_most_recently_used(tmp_path: Path) -> None:
 def test_eviction_by_size(tmp_path: Path) -> None:
     store = CacheStore(tmp_path, max_bytes=5000)
     for i in range(10):
-        store.put(f"k{i}", {"pad": "x" * 1000})
+        store.put(f"k{i}", {"pad": "x" * 1000})  # 1,011 bytes on disk: four fit, five do not
+        os.utime(tmp_path / f"k{i}.json", (1000 + i, 1000 + i))  # distinct ages, whatever the clock
     assert store.stats().bytes <= 5000
+    assert {p.stem for p in tmp_path.glob("*.json")} == {"k6", "k7", "k8", "k9"}
 
 
 def test_unreadable_entry_is_a_miss(tmp_path: Path) -> None:

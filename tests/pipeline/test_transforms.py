@@ -27,7 +27,7 @@ from raggity.pipeline.transforms import (
     TransformSettings,
     parse_questions,
 )
-from tests.support import ScriptedGenerator, write_config
+from tests.support import ScriptedGenerator, isolated_state, write_config
 
 QUESTION = "How much disk space does the frobnicator need on Linux?"
 
@@ -201,7 +201,7 @@ def test_resolve_options_none_means_configured() -> None:
 
 # -- the real SmolLM2 model --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def smol(tmp_path_factory: pytest.TempPathFactory) -> Raggity:
+def smol(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Raggity:
     folder = tmp_path_factory.mktemp("smol")
     docs = folder / "docs"
     docs.mkdir()
@@ -214,8 +214,10 @@ def smol(tmp_path_factory: pytest.TempPathFactory) -> Raggity:
         "Feed the sourdough starter every day with rye flour and water.\n", encoding="utf-8"
     )
     # One llama.cpp thread: on a busy 2-core machine, two spinning threads are many times slower.
-    session = Raggity(load_config(write_config(folder, generation={"threads": 1})))
-    session.ingest([docs])
+    with isolated_state(_state_dirs):  # module fixtures run outside conftest's per-test isolation
+        session = Raggity(load_config(write_config(folder, generation={"threads": 1})))
+        session.ingest([docs])
+        session.generator  # noqa: B018 - resolve and hash the model inside the isolated state
     return session
 
 
