@@ -15,45 +15,31 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from raggity.api.evaluate import document_source, ranked_documents
 from raggity.api.graph import update_graph
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig
 from raggity.core.trace import TraceRecorder
-from raggity.core.types import Document, Heading
 from raggity.evaluation.dataset import CorpusDoc, load_beir
 from raggity.pipeline.graph_build import GraphBuildStatus, live_chunk_ids
-from raggity.pipeline.ingest import SourceFile
 from raggity.retrieval.graph_model import load_graph
 
 DATASET = Path("/work/shared/eval/squad2-dev")
-
-
-def source(doc: CorpusDoc) -> SourceFile:
-    text = f"{doc.title}\n\n{doc.text}"
-
-    def read() -> Iterator[Document]:
-        yield Document(doc.id, text, "text", (Heading(0, 1, doc.title),))
-
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    return SourceFile(doc.id, len(text), 0, lambda: digest, read)
 
 
 def recall_at(session: Raggity, questions: list[tuple[str, set[str]]], k: int) -> float:
     hits = 0
     for text, gold in questions:
         found = session.retrieve(text, TraceRecorder(), rerank=False)
-        docs = list(dict.fromkeys(c.chunk.source for c in found))[:k]
-        hits += bool(gold & set(docs))
+        hits += bool(gold & set(ranked_documents(found, k)))
     return hits / max(len(questions), 1)
 
 
@@ -101,7 +87,7 @@ def main() -> None:
             retrieval=replace(base.retrieval, rerank=False),
         )
         session = Raggity(config)
-        session.index_sources([source(d) for d in sample], lambda _: True)
+        session.index_sources([document_source(d) for d in sample], lambda _: True)
         chunks = len(live_chunk_ids(session.layout))
 
         t0 = time.perf_counter()

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raggity.api.evaluate import _document_source, ranked_documents
+from raggity.api.evaluate import document_source, ranked_documents
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
@@ -58,7 +58,7 @@ def run(n: int, model: str, threads: int, rerank: bool, k: int, systems: list[st
     try:
         session = _session(workdir, model, threads, rerank)
         started = time.perf_counter()
-        session.index_sources([_document_source(d) for d in dataset.corpus], lambda _: True)
+        session.index_sources([document_source(d) for d in dataset.corpus], lambda _: True)
         index_seconds = time.perf_counter() - started
         session.generator  # noqa: B018 - load once, outside the timings
         rows: dict[str, dict[str, Any]] = {}

@@ -52,7 +52,8 @@ class EvalReport:
     configured_floor: float
 
 
-def _document_source(doc: CorpusDoc) -> SourceFile:
+def document_source(doc: CorpusDoc) -> SourceFile:
+    """A corpus document as an ingest source: title heading, then text; its id is its source name."""
     text = f"{doc.title}\n\n{doc.text}" if doc.title else doc.text
     headings = (Heading(0, 1, doc.title),) if doc.title else ()
 
@@ -89,9 +90,7 @@ def evaluate(
     )
     try:
         started = time.perf_counter()
-        session.index_sources(
-            [_document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
-        )
+        session.index_sources([document_source(d) for d in dataset.corpus], lambda _: True, progress=progress)
         index_seconds = time.perf_counter() - started
         depth = max(100, k)
         systems = _score_systems(session, dataset, k, depth, on_query)
