@@ -142,8 +142,9 @@ def test_cache_clear_and_stats(project: Path, monkeypatch: pytest.MonkeyPatch) -
     assert cache_stats(session.config).entries == 0
 
 
-def _writer(folder: str, tag: str, rounds: int) -> None:
+def _writer(folder: str, tag: str, rounds: int, start: Any) -> None:
     store = CacheStore(Path(folder), max_entries=1000)
+    start.wait()  # both processes past their slow spawn and imports before the first write
     for i in range(rounds):
         store.put("shared", {"kind": "test", "writer": tag, "i": i, "pad": "x" * 2000})
         store.put(f"{tag}-{i % 5}", {"kind": "test", "writer": tag, "i": i})
@@ -151,11 +152,14 @@ def _writer(folder: str, tag: str, rounds: int) -> None:
 
 def test_concurrent_writers_leave_only_whole_files(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), tag, 40)) for tag in ("a", "b")]
+    start = ctx.Barrier(2)
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), tag, 300, start)) for tag in ("a", "b")]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
+        p.join(120)
+        if p.exitcode is None:
+            p.kill()
         assert p.exitcode == 0
     files = sorted(os.listdir(tmp_path))
     assert not [f for f in files if f.endswith(".tmp")]
