@@ -17,7 +17,9 @@ def main(dataset: Path, index: Path) -> None:
     started = time.perf_counter()
     session = Raggity(Config(index=IndexConfig(str(index))))
     corpus = load_beir(dataset).corpus
-    report = session.index_sources([document_source(d) for d in corpus], lambda _: True, rebuild=True)
+    report = session.ingest_run().index_sources(
+        [document_source(d) for d in corpus], lambda _: True, rebuild=True
+    )
     wall = time.perf_counter() - started
     print(
         json.dumps(

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from raggity.api.session import Raggity
-from raggity.api.sources import file_source
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.protocols import Vectors
+from raggity.pipeline.sources import file_source
 
 
 class HashEmbedder:
@@ -64,10 +64,9 @@ def main() -> None:
         big = folder / "big.txt"
         write_text(big, args.mb)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        session = Raggity(Config(index=IndexConfig(str(folder / "index"))))
-        session.__dict__["embedder"] = HashEmbedder()
+        session = Raggity(Config(index=IndexConfig(str(folder / "index"))), embedder=HashEmbedder())
         started = time.perf_counter()
-        report = session.index_sources([file_source(big)], lambda _: True)
+        report = session.ingest_run().index_sources([file_source(big)], lambda _: True)
         print(
             json.dumps(
                 {

@@ -58,7 +58,7 @@ def run(n: int, model: str, threads: int, rerank: bool, k: int, systems: list[st
     try:
         session = _session(workdir, model, threads, rerank)
         started = time.perf_counter()
-        session.index_sources([document_source(d) for d in dataset.corpus], lambda _: True)
+        session.ingest_run().index_sources([document_source(d) for d in dataset.corpus], lambda _: True)
         index_seconds = time.perf_counter() - started
         session.generator  # noqa: B018 - load once, outside the timings
         rows: dict[str, dict[str, Any]] = {}

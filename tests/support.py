@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import tomli_w
 
+from raggity.pipeline.generation import TextGenerator
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -244,3 +245,40 @@ class ScriptedGenerator:
     ) -> Iterator[str]:
         self.calls.append(list(messages))
         yield from re.findall(r"\S+\s*", self._script(messages))
+
+
+class RecordingGenerator:
+    """Wraps a real generator: passes every call through and keeps each prompt (`calls`) and each
+    whole reply (`replies`)."""
+
+    def __init__(self, inner: TextGenerator) -> None:
+        self.inner = inner
+        self.identity = inner.identity
+        self.context_size = inner.context_size
+        self.calls: list[list[dict[str, str]]] = []
+        self.replies: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def stream(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, object] | None = None,
+    ) -> Iterator[str]:
+        self.calls.append(list(messages))
+        pieces: list[str] = []
+        for piece in self.inner.stream(
+            messages, max_tokens=max_tokens, temperature=temperature, json_schema=json_schema
+        ):
+            pieces.append(piece)
+            yield piece
+        self.replies.append("".join(pieces))
+
+
+def must_not_generate(_: Messages) -> str:
+    """A ScriptedGenerator script for paths that must never reach the model."""
+    raise AssertionError("the generator must not be used")

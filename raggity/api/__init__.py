@@ -1,5 +1,78 @@
-"""The Python API: `Raggity(config)` with ingest(), search(), ask(); status and doctor helpers."""
+"""The Python API that the CLI (and any program) uses: `Raggity(config)` with ingest(), search()
+and ask(), plus the values and errors they return.
 
-from raggity.api.session import Raggity, SearchResult
+Names resolve on first use, so importing one of them (an error type for an exit code, say) does not
+import the pipeline: `rag --help` stays instant.
+"""
 
-__all__ = ["Raggity", "SearchResult"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raggity.api.session import Raggity, SearchResult
+    from raggity.config.loader import load_config
+    from raggity.config.schema import Config
+    from raggity.core.errors import (
+        ConfigError,
+        DatasetError,
+        DownloadError,
+        IndexBusyError,
+        IndexStateError,
+        IngestIncompleteError,
+        ModelError,
+        RaggityError,
+    )
+    from raggity.core.types import Answer, Candidate, Citation, StageTrace
+    from raggity.pipeline.graph_build import GraphBuildStatus
+    from raggity.pipeline.ingest import IngestReport
+
+_EXPORTS = {
+    "Raggity": "raggity.api.session",
+    "SearchResult": "raggity.api.session",
+    "load_config": "raggity.config.loader",
+    "Config": "raggity.config.schema",
+    "RaggityError": "raggity.core.errors",
+    "ConfigError": "raggity.core.errors",
+    "ModelError": "raggity.core.errors",
+    "IndexStateError": "raggity.core.errors",
+    "IndexBusyError": "raggity.core.errors",
+    "IngestIncompleteError": "raggity.core.errors",
+    "DownloadError": "raggity.core.errors",
+    "DatasetError": "raggity.core.errors",
+    "Answer": "raggity.core.types",
+    "Candidate": "raggity.core.types",
+    "Citation": "raggity.core.types",
+    "StageTrace": "raggity.core.types",
+    "GraphBuildStatus": "raggity.pipeline.graph_build",
+    "IngestReport": "raggity.pipeline.ingest",
+}
+
+__all__ = [
+    "Answer",
+    "Candidate",
+    "Citation",
+    "Config",
+    "ConfigError",
+    "DatasetError",
+    "DownloadError",
+    "GraphBuildStatus",
+    "IndexBusyError",
+    "IndexStateError",
+    "IngestIncompleteError",
+    "IngestReport",
+    "ModelError",
+    "Raggity",
+    "RaggityError",
+    "SearchResult",
+    "StageTrace",
+    "load_config",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raggity.api' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from raggity.config.schema import Config
-from raggity.pipeline.answer_cache import CacheStats, CacheStore
+from raggity.store.cache_store import CacheStats, CacheStore
 from raggity.store.layout import IndexLayout
 
 

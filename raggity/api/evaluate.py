@@ -90,7 +90,9 @@ def evaluate(
     )
     try:
         started = time.perf_counter()
-        session.index_sources([document_source(d) for d in dataset.corpus], lambda _: True, progress=progress)
+        session.ingest_run().index_sources(
+            [document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
+        )
         index_seconds = time.perf_counter() - started
         depth = max(100, k)
         systems = _score_systems(session, dataset, k, depth, on_query)

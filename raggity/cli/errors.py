@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from raggity.core.errors import RaggityError
+from raggity.api import RaggityError
 
 INTERNAL_ERROR = 70
 INTERRUPTED = 130

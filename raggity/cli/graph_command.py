@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from raggity.cli.shared import ConfigOption, JsonOption, err, out
-from raggity.cli.shared import session as _session
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
 
 graph_app = typer.Typer(help="Inspect the entity graph built by `rag graph-build`.", no_args_is_help=True)
 
@@ -24,15 +24,15 @@ def graph_build(
     from raggity.api.graph import graph_build as build
     from raggity.cli.progress import RichGraphProgress
 
-    session = _session(config)
+    cfg = load(config)
     with RichGraphProgress(err if json_out else out) as progress:
-        report = build(session, progress=progress, wait_seconds=wait)
+        report = build(cfg, progress=progress, wait_seconds=wait)
     if json_out:
         from dataclasses import asdict
 
         from raggity.cli.render import print_json
 
-        print_json(out, {**asdict(report), "graph": str(session.layout.graph)})
+        print_json(out, {**asdict(report), "graph": str(report.graph)})
         return
     out.print(
         f"[bold]done[/bold] in {report.seconds:.1f}s: {report.extracted} chunks extracted"
@@ -41,7 +41,7 @@ def graph_build(
         + (f", {report.unparsed} unparseable replies" if report.unparsed else "")
         + f"; graph has {report.nodes} entities and {report.edges} relations"
     )
-    out.print(f"graph: {session.layout.graph}")
+    out.print(f"graph: {escape(str(report.graph))}")
 
 
 @graph_app.command("stats")
@@ -53,7 +53,7 @@ def stats(
     """Entities, relations, coverage, and the entities mentioned by the most chunks."""
     from raggity.api.graph import graph_stats
 
-    result = graph_stats(_session(config), top=top)
+    result = graph_stats(load(config), top=top)
     if json_out:
         from dataclasses import asdict
 
@@ -89,7 +89,7 @@ def show(
     from raggity.api.graph import show_entity
     from raggity.cli.render import display_path
 
-    view = show_entity(_session(config), entity, limit=limit)
+    view = show_entity(load(config), entity, limit=limit)
     if json_out:
         from dataclasses import asdict
 

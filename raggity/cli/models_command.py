@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
@@ -54,20 +55,19 @@ def pull(
     """Download a model (resumable, checksum-verified, atomic). Needs network access; everything else does not."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    from raggity.models.download import download_all, resolve_pull_spec
-    from raggity.models.registry import models_home
+    from raggity.api.models import pull_model
 
-    items = resolve_pull_spec(name_or_url)
-    folder_name = name or name_or_url.rstrip("/").split("/")[-1].removesuffix(".gguf")
-    dest = models_home() / folder_name
     with Progress(
         "[bold]pull", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err
     ) as progress:
         task = progress.add_task("pull", total=None)
-        path = download_all(
-            items, dest, progress=lambda done, total: progress.update(task, completed=done, total=total)
+        pulled = pull_model(
+            name_or_url,
+            name=name,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
-    out.print(f"saved to {path}")
+    out.print(f"saved to {escape(str(pulled.path))}")
     out.print(
-        f'use it with: [retrieval] rerank_model = "{folder_name}"  (or [generation] model = "{folder_name}" for a GGUF)'
+        f'use it with: \\[retrieval] rerank_model = "{escape(pulled.name)}"  '
+        f'(or \\[generation] model = "{escape(pulled.name)}" for a GGUF)'
     )

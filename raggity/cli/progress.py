@@ -20,7 +20,7 @@ from rich.progress import (
 from raggity.cli.render import display_path
 
 if TYPE_CHECKING:
-    from raggity.pipeline.graph_build import GraphBuildStatus
+    from raggity.api import GraphBuildStatus
 
 
 class _LazyBar:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from raggity.core.types import Answer, Candidate, StageTrace
+from raggity.api import Answer, Candidate, StageTrace
 
 
 def display_path(source: str) -> str:

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
+    from raggity.api import Config
     from raggity.api.session import Raggity
-    from raggity.config.schema import Config
 
 out = Console(highlight=False, soft_wrap=True)
 # soft_wrap: a warning stays one line when stderr is not a terminal (80 columns), so it greps whole.
@@ -38,7 +38,7 @@ def set_global_config(config: Path | None) -> None:
 
 
 def load(config: Path | None) -> Config:
-    from raggity.config.loader import load_config
+    from raggity.api import load_config
 
     return load_config(config or _global_config[0])
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from raggity.core.types import Hit, Query
+from raggity.core.types import Candidate, Query
 
+# Unit vectors: one per row of a float32 [n, dim] array, or a single [dim] query vector.
 Vectors = npt.NDArray[np.float32]
+Vector = Vectors
+# The one embedding signature every consumer takes (Embedder.embed is one): texts in, unit rows out.
+EmbedTexts = Callable[[Sequence[str]], Vectors]
 
 
 class Tokenizer(Protocol):
@@ -42,9 +46,14 @@ class Scorer(Protocol):
 
 
 class Retriever(Protocol):
-    """Read-only ranked search. Empty list is a valid answer; scores sorted descending."""
+    """Read-only ranked search: one query in, candidates out, best first.
 
-    def retrieve(self, query: Query, limit: int) -> list[Hit]: ...
+    Options (how many, which lists, which stages) are fixed at construction. An empty list is a
+    valid answer, not an error. Each implementation documents the scale of `Candidate.score`.
+    Leaves (dense, BM25, graph) and composites (hybrid, decomposed) satisfy the same contract.
+    """
+
+    def retrieve(self, query: Query) -> list[Candidate]: ...
 
 
 class Generator(Protocol):

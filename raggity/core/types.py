@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from raggity.core.protocols import Vector
 
 DocumentKind = Literal["markdown", "text", "rst", "html", "pdf", "code"]
 
@@ -83,24 +86,17 @@ class Chunk:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One entry of a ranked list from a single retriever. Scale of `score` is the retriever's own."""
-
-    chunk_id: str
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
 class Query:
     """A query as retrievers see it: text for BM25, an optional unit vector for dense search.
 
     `label` names where the query came from ("question", "hyde", "step-back", "expand-1", ...),
-    so that a trace can say which list each candidate came from.
+    so that a trace can say which list each candidate came from. `lexical` is False for texts that
+    only dense search should see (a HyDE passage is not something to match words against).
     """
 
     text: str
     label: str = "question"
-    vector: tuple[float, ...] | None = None
+    vector: Vector | None = field(default=None, compare=False)
     lexical: bool = True
 
 
@@ -150,6 +146,7 @@ class Answer:
     trace: tuple[StageTrace, ...]
     cached: bool = False
     unsupported_sentences: tuple[str, ...] = ()
+    refused: bool = False
 
 
 ABSTAIN_MESSAGE = "I don't have enough information in the indexed documents to answer that."

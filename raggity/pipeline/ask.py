@@ -1,16 +1,21 @@
-"""The ask pipeline after retrieval: abstain or select, expand, order, prompt, generate, check."""
+"""The ask pipeline after retrieval: abstain or select, expand, order, prompt, generate, check.
+
+Each step is a plain function returning `Staged`; `answer_from_candidates` runs them in order
+through the trace recorder. A new answer stage is one more function and one more `trace.run` line.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
-from raggity.core.trace import TraceRecorder
+from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
 from raggity.pipeline.answer_cache import AnswerCache
-from raggity.pipeline.citations import check_citations
+from raggity.pipeline.citations import CitationCheck, check_citations
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.prompt import PromptSource, build_messages
 from raggity.retrieval.abstain import should_abstain
@@ -32,6 +37,15 @@ class AskSettings:
     parent_document: bool = RetrievalConfig.parent_document
     max_tokens: int = GenerationConfig.max_tokens
     temperature: float = GenerationConfig.temperature
+
+    @property
+    def cache_options(self) -> dict[str, object]:
+        """The settings that change a generated answer, for the answer cache's key."""
+        return {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "parent_document": self.parent_document,
+        }
 
 
 def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
@@ -100,21 +114,59 @@ def _truncated(chunk: Chunk, chars: int) -> Chunk:
     )
 
 
-def _cache_lookup(
-    cache: AnswerCache | None,
-    question: str,
-    chunks: Sequence[Chunk],
-    settings: AskSettings,
-    trace: TraceRecorder,
-) -> tuple[str, Answer | None]:
-    if cache is None:
-        return "", None
-    with trace.stage("answer-cache", len(chunks)) as rec:
-        key = cache.key(question, chunks, settings)
-        hit = cache.get(key)
-        rec.n_out = 0 if hit is None else 1
-        rec.detail.update(hit=hit is not None, key=key[:16])
-    return key, hit
+def abstain_stage(settings: AskSettings) -> CandidateStage:
+    """Nothing passes when the best cosine with the question is below the sufficiency floor."""
+
+    def stage(candidates: list[Candidate]) -> Staged[list[Candidate]]:
+        best = max((c.dense_cosine for c in candidates if c.dense_cosine is not None), default=None)
+        abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
+        kept = [] if abstain else candidates
+        return passed(kept, best_cosine=best, floor=settings.sufficiency_floor, abstained=abstain)
+
+    return stage
+
+
+def select_stage(settings: AskSettings) -> CandidateStage:
+    def stage(candidates: list[Candidate]) -> Staged[list[Candidate]]:
+        selected = select_candidates(candidates, settings)
+        return passed(selected, top_k=settings.top_k, relevance_floor=settings.relevance_floor)
+
+    return stage
+
+
+@dataclass(frozen=True)
+class Prompt:
+    sources: list[PromptSource]
+    messages: list[dict[str, str]]
+
+
+def build_prompt(
+    question: str, chunks: Sequence[Chunk], model: TextGenerator, settings: AskSettings
+) -> Staged[Prompt]:
+    budget = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
+    ordered = lost_in_the_middle(fit_to_budget(chunks, model.count_tokens, budget))
+    sources = [PromptSource(n, chunk, chunk.text) for n, chunk in enumerate(ordered, start=1)]
+    return Staged(Prompt(sources, build_messages(question, sources)), len(sources), {"budget_tokens": budget})
+
+
+def generate(
+    model: TextGenerator, prompt: Prompt, settings: AskSettings, on_token: Callable[[str], None] | None
+) -> Staged[str]:
+    pieces: list[str] = []
+    detail: dict[str, object] = {}
+    began = time.perf_counter()
+    for piece in model.stream(
+        prompt.messages, max_tokens=settings.max_tokens, temperature=settings.temperature
+    ):
+        if not pieces:
+            # Prompt prefill plus one decoded token: the model's own share of time to first token.
+            detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
+        pieces.append(piece)
+        if on_token is not None:
+            on_token(piece)
+    text = "".join(pieces).strip()
+    detail["chars"] = len(text)
+    return Staged(text, 1, detail)
 
 
 def answer_from_candidates(
@@ -128,58 +180,28 @@ def answer_from_candidates(
     on_token: Callable[[str], None] | None = None,
     cache: AnswerCache | None = None,
 ) -> Answer:
-    with trace.stage("abstain", len(candidates)) as rec:
-        best = max((c.dense_cosine for c in candidates if c.dense_cosine is not None), default=None)
-        abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
-        rec.n_out = 0 if abstain else len(candidates)
-        rec.detail.update(best_cosine=best, floor=settings.sufficiency_floor, abstained=abstain)
-    if abstain:
-        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
-    with trace.stage("select", len(candidates)) as rec:
-        selected = select_candidates(candidates, settings)
-        rec.n_out = len(selected)
-        rec.detail.update(top_k=settings.top_k, relevance_floor=settings.relevance_floor)
+    """The ask pipeline after retrieval, one traced stage at a time."""
+    kept = trace.run("abstain", len(candidates), partial(abstain_stage(settings), list(candidates)))
+    selected = trace.run("select", len(kept), partial(select_stage(settings), kept)) if kept else []
     if not selected:
         return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
-    with trace.stage("parent-expansion", len(selected)) as rec:
-        chunks = (
-            expand_to_parents(selected, table) if settings.parent_document else [c.chunk for c in selected]
-        )
-        rec.n_out = len(chunks)
-        rec.detail["enabled"] = settings.parent_document
-    cache_key, hit = _cache_lookup(cache, question, chunks, settings, trace)
-    if hit is not None:  # returned before the generator is loaded
-        if on_token is not None:
-            on_token(hit.text)
-        return replace(hit, question=question, trace=trace.stages)
-    with trace.stage("load-model", 0) as rec:
-        model = generator()
-        rec.detail["model"] = model.identity
-    with trace.stage("prompt", len(chunks)) as rec:
-        budget = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
-        fitted = fit_to_budget(chunks, model.count_tokens, budget)
-        ordered = lost_in_the_middle(fitted)
-        sources = [PromptSource(n, chunk, chunk.text) for n, chunk in enumerate(ordered, start=1)]
-        messages = build_messages(question, sources)
-        rec.n_out = len(sources)
-        rec.detail["budget_tokens"] = budget
-    with trace.stage("generate", len(sources)) as rec:
-        pieces: list[str] = []
-        began = time.perf_counter()
-        for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
-            if not pieces:
-                # Prompt prefill plus one decoded token: the model's own share of time to first token.
-                rec.detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
-            pieces.append(piece)
+    chunks = trace.run(
+        "parent-expansion",
+        len(selected),
+        lambda: _expanded(selected, table, settings.parent_document),
+    )
+    key = None
+    if cache is not None:
+        key = cache.key(question, chunks, settings.cache_options)
+        hit = trace.run("answer-cache", len(chunks), partial(_cached, cache, key))
+        if hit is not None:  # returned before the generator is loaded
             if on_token is not None:
-                on_token(piece)
-        text = "".join(pieces).strip()
-        rec.n_out = 1
-        rec.detail["chars"] = len(text)
-    with trace.stage("citations", len(sources)) as rec:
-        check = check_citations(text, sources)
-        rec.n_out = len(check.citations)
-        rec.detail.update(unsupported=len(check.unsupported_sentences), invalid=list(check.invalid_numbers))
+                on_token(hit.text)
+            return replace(hit, question=question, trace=trace.stages)
+    model = trace.run("load-model", 0, lambda: _loaded(generator))
+    prompt = trace.run("prompt", len(chunks), partial(build_prompt, question, chunks, model, settings))
+    text = trace.run("generate", len(prompt.sources), partial(generate, model, prompt, settings, on_token))
+    check = trace.run("citations", len(prompt.sources), partial(_checked, text, prompt.sources))
     answer = Answer(
         question,
         text,
@@ -188,6 +210,32 @@ def answer_from_candidates(
         trace.stages,
         unsupported_sentences=check.unsupported_sentences,
     )
-    if cache is not None:
-        cache.put(cache_key, answer)
+    if cache is not None and key is not None:
+        cache.put(key, answer)
     return answer
+
+
+def _expanded(
+    selected: list[Candidate], table: VectorTableReader, parent_document: bool
+) -> Staged[list[Chunk]]:
+    chunks = expand_to_parents(selected, table) if parent_document else [c.chunk for c in selected]
+    return Staged(chunks, len(chunks), {"enabled": parent_document})
+
+
+def _cached(cache: AnswerCache, key: str) -> Staged[Answer | None]:
+    hit = cache.get(key)
+    return Staged(hit, 0 if hit is None else 1, {"hit": hit is not None, "key": key[:16]})
+
+
+def _loaded(generator: Callable[[], TextGenerator]) -> Staged[TextGenerator]:
+    model = generator()
+    return Staged(model, 0, {"model": model.identity})
+
+
+def _checked(text: str, sources: Sequence[PromptSource]) -> Staged[CitationCheck]:
+    check = check_citations(text, sources)
+    return Staged(
+        check,
+        len(check.citations),
+        {"unsupported": len(check.unsupported_sentences), "invalid": list(check.invalid_numbers)},
+    )

@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from raggity.core.protocols import Generator
 from raggity.core.types import Chunk
@@ -117,6 +118,7 @@ class GraphBuildReport:
     seconds: float
     nodes: int
     edges: int
+    graph: Path
 
     @property
     def seconds_per_chunk(self) -> float:
@@ -276,4 +278,5 @@ def build_graph(
         time.perf_counter() - started,
         len(graph.nodes),
         len(graph.edges),
+        layout.graph,
     )

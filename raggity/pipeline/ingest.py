@@ -34,6 +34,11 @@ from raggity.store.vector_table import StoredChunk, VectorTableWriter
 BATCH_CHUNKS = 512
 
 
+def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fingerprint:
+    """What an index's vectors and chunks depend on: a change to any of it forces a rebuild."""
+    return Fingerprint(embedder_identity, chunking.chunk_tokens, chunking.parent_tokens)
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """One thing to index: a file, or a record of an evaluation corpus."""
@@ -107,7 +112,7 @@ class IndexSync:
         self._tokenizer = tokenizer
         self._chunking = chunking
         self._progress = progress or SilentProgress()
-        self._fingerprint = Fingerprint(embedder.identity, chunking.chunk_tokens, chunking.parent_tokens)
+        self._fingerprint = index_fingerprint(embedder.identity, chunking)
         self._embed_seconds = 0.0
         self._tokens = 0
         self._written = 0

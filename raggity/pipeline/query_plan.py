@@ -1,23 +1,21 @@
-"""Retrieval with query transforms: which queries to run, one embedding batch, fusion or merging.
+"""Which queries to run for a question: query plans, and the decomposing composite retriever.
 
 HyDE, step-back and expansion compose: the question and every generated text are embedded in one
-batch and searched as separate ranked lists that HybridSearch fuses by RRF (HyDE passages are
+batch and searched as separate ranked lists that HybridRetriever fuses by RRF (HyDE passages are
 dense-only). Decomposition replaces them: each sub-question is retrieved on its own and the results
 are merged by chunk id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from raggity.core.trace import TraceRecorder
+from raggity.core.protocols import EmbedTexts, Retriever, Vector
+from raggity.core.trace import Staged, TraceRecorder, passed
 from raggity.core.types import Candidate, Query
+from raggity.pipeline.search import QueryPlan
 from raggity.pipeline.transforms import Transforms
-
-Vector = tuple[float, ...]
-Embed = Callable[[Sequence[str]], list[Vector]]
-Search = Callable[[str, Sequence[Query]], list[Candidate]]
 
 DECOMPOSE_NOTE = "--decompose overrides hyde, step-back and expand (they were not run)"
 
@@ -79,53 +77,73 @@ def plan_queries(
     return planned
 
 
-def retrieve_planned(
-    question: str,
-    options: TransformOptions,
-    *,
-    transforms: Transforms,
-    embed: Embed | None,
-    search: Search,
-    trace: TraceRecorder,
-    warn: Callable[[str], None] | None = None,
-) -> list[Candidate]:
-    """`embed` is None in BM25-only mode; `search` runs HybridSearch over a list of queries."""
-    if options.decompose:
-        if options.conflicting:
-            if warn is not None:
-                warn(DECOMPOSE_NOTE)
-            with trace.stage("plan", 0) as rec:
-                rec.detail["note"] = DECOMPOSE_NOTE
-        return _decomposed(question, transforms, embed, search, trace)
-    planned = plan_queries(question, options, transforms, trace)
-    if embed is None:
-        planned = [p for p in planned if p[2]]
-    vectors: list[Vector | None] = (
-        list(embed([text for _, text, _ in planned])) if embed is not None else [None] * len(planned)
-    )
-    queries = [
-        Query(text, label, vector, lexical)
-        for (label, text, lexical), vector in zip(planned, vectors, strict=True)
-    ]
-    found = search(question, queries)
-    _record_contributions(queries, found, trace)
-    return found
+def embed_queries(embed: EmbedTexts, texts: Sequence[str], trace: TraceRecorder) -> list[Vector]:
+    """One embedding batch for all of `texts`, recorded as the "embed" stage."""
+    vectors = trace.run("embed", len(texts), lambda: Staged(embed(list(texts)), len(texts)))
+    return list(vectors)
 
 
-def _decomposed(
-    question: str, transforms: Transforms, embed: Embed | None, search: Search, trace: TraceRecorder
-) -> list[Candidate]:
-    subs = transforms.decompose(question, trace)
-    vectors: list[Vector | None] = list(embed(subs)) if embed is not None else [None] * len(subs)
-    per_sub: list[list[Candidate]] = []
-    for i, (sub, vector) in enumerate(zip(subs, vectors, strict=True), start=1):
-        per_sub.append(search(sub, [Query(sub, f"sub-{i}", vector)]))
-    with trace.stage("decompose-merge", sum(len(r) for r in per_sub)) as rec:
-        merged = merge_by_chunk(per_sub)
-        rec.n_out = len(merged)
-        rec.detail["sub_questions"] = {f"sub-{i}": s for i, s in enumerate(subs, start=1)}
-        rec.detail["candidates"] = {f"sub-{i}": len(r) for i, r in enumerate(per_sub, start=1)}
-    return merged
+def as_given(embed: EmbedTexts | None, trace: TraceRecorder) -> QueryPlan:
+    """The plan without transforms: the query itself, embedded unless it already is (or there is no
+    embedder: BM25-only search)."""
+
+    def plan(query: Query) -> list[Query]:
+        if embed is None or query.vector is not None:
+            return [query]
+        [vector] = embed_queries(embed, [query.text], trace)
+        return [replace(query, vector=vector)]
+
+    return plan
+
+
+def transformed(
+    options: TransformOptions, transforms: Transforms, embed: EmbedTexts | None, trace: TraceRecorder
+) -> QueryPlan:
+    """The question plus the texts HyDE, step-back and expansion write for it, embedded in one batch
+    (HyDE passages are dense-only; without an embedder only lexical queries are kept)."""
+
+    def plan(query: Query) -> list[Query]:
+        planned = plan_queries(query.text, options, transforms, trace)
+        if embed is None:
+            return [Query(text, label, None, lexical) for label, text, lexical in planned if lexical]
+        vectors = embed_queries(embed, [text for _, text, _ in planned], trace)
+        return [
+            Query(text, label, vector, lexical)
+            for (label, text, lexical), vector in zip(planned, vectors, strict=True)
+        ]
+
+    return plan
+
+
+class DecomposedRetriever:
+    """Composite retriever for multi-part questions: the model splits the question into
+    sub-questions (one call), `inner` retrieves each on its own, and the results are merged by chunk
+    id (see merge_by_chunk). Scores are `inner`'s."""
+
+    def __init__(
+        self, inner: Retriever, transforms: Transforms, embed: EmbedTexts | None, trace: TraceRecorder
+    ) -> None:
+        self._inner = inner
+        self._transforms = transforms
+        self._embed = embed
+        self._trace = trace
+
+    def retrieve(self, query: Query) -> list[Candidate]:
+        subs = self._transforms.decompose(query.text, self._trace)
+        vectors: Sequence[Vector | None] = (
+            embed_queries(self._embed, subs, self._trace) if self._embed is not None else [None] * len(subs)
+        )
+        per_sub = [
+            self._inner.retrieve(Query(sub, f"sub-{i}", vector))
+            for i, (sub, vector) in enumerate(zip(subs, vectors, strict=True), start=1)
+        ]
+        detail = {
+            "sub_questions": {f"sub-{i}": s for i, s in enumerate(subs, start=1)},
+            "candidates": {f"sub-{i}": len(r) for i, r in enumerate(per_sub, start=1)},
+        }
+        return self._trace.run(
+            "decompose-merge", sum(len(r) for r in per_sub), lambda: passed(merge_by_chunk(per_sub), **detail)
+        )
 
 
 def merge_by_chunk(lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
@@ -143,19 +161,3 @@ def merge_by_chunk(lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
                 best[cid] = candidate
     merged = [replace(c, origins=tuple(origins[cid])) for cid, c in best.items()]
     return sorted(merged, key=lambda c: (rank[c.chunk.id], -c.score))
-
-
-def _record_contributions(queries: Sequence[Query], found: Sequence[Candidate], trace: TraceRecorder) -> None:
-    """Which query produced which text, and how many surviving candidates each list contributed."""
-    with trace.stage("query-lists", len(queries)) as rec:
-        contributed: dict[str, int] = {}
-        only: dict[str, int] = {}
-        for candidate in found:
-            for name in candidate.origins:
-                contributed[name] = contributed.get(name, 0) + 1
-            if len(candidate.origins) == 1:
-                only[candidate.origins[0]] = only.get(candidate.origins[0], 0) + 1
-        rec.n_out = len(found)
-        rec.detail["queries"] = {q.label: q.text for q in queries}
-        rec.detail["candidates_by_list"] = contributed
-        rec.detail["only_from_list"] = only

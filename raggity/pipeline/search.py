@@ -1,26 +1,37 @@
-"""Hybrid retrieval for one question: lists per query, RRF, hydration, rerank, dedup."""
+"""Hybrid retrieval for one question: plan the queries, run every leaf retriever on each, fuse all
+lists by RRF, then run the candidate stages (question cosine, rerank, dedup).
+
+To add a retrieval stage: write it as a function in raggity/retrieval/ (one module per stage) and
+add it, wrapped as a `CandidateStage`, to `HybridRetriever._stages`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 import numpy as np
 
 from raggity.core.protocols import Retriever, Scorer
-from raggity.core.trace import TraceRecorder
-from raggity.core.types import Candidate, Hit, Query
+from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
+from raggity.core.types import Candidate, Query
+from raggity.retrieval.bm25 import Bm25Retriever
 from raggity.retrieval.dedup import dedup_indices
+from raggity.retrieval.dense import DenseRetriever
 from raggity.retrieval.fusion import reciprocal_rank_fusion
 from raggity.retrieval.rerank import rerank
-from raggity.retrieval.retrievers import Bm25Retriever, DenseRetriever
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import ManifestCache
 from raggity.store.vector_table import VectorTableReader
 
 Mode = Literal["hybrid", "dense", "bm25"]
+# The queries to run for one query: the query itself (embedded), plus any generated ones.
+QueryPlan = Callable[[Query], list[Query]]
+# The graph's leaf retriever over a snapshot, returning at most `limit` candidates (None: no graph).
+GraphLeaf = Callable[["IndexSnapshot", int], Retriever | None]
 
 
 @dataclass(frozen=True)
@@ -31,21 +42,6 @@ class SearchOptions:
     dedup_cosine: float = 0.92
 
 
-@dataclass(frozen=True)
-class RankedList:
-    """One retriever's answer to one query, kept for the trace."""
-
-    name: str
-    hits: tuple[Hit, ...]
-
-
-# Cosine of a query vector with stored chunks, by chunk id (missing ids left out).
-ChunkCosines = Callable[[Sequence[float], Sequence[str]], dict[str, float]]
-# Extra candidates, e.g. graph retrieval: (question, queries, limit, cosines over this snapshot) ->
-# RankedList or None. Only its chunks that no dense or BM25 list holds join fusion.
-ExtraCandidates = Callable[[str, Sequence[Query], int, ChunkCosines], RankedList | None]
-
-
 class IndexSnapshot:
     """Readers over the index as of the last committed manifest; reopened when it changes."""
 
@@ -54,8 +50,8 @@ class IndexSnapshot:
         self._manifests = ManifestCache(layout.manifest)
         self._key: frozenset[str] | None = None
         self.table = VectorTableReader(layout.table)
-        self.dense: Retriever = DenseRetriever(self.table, frozenset())
-        self.bm25: Retriever = Bm25Retriever(Bm25Reader(layout.tantivy), frozenset(), 0)
+        self.live: frozenset[str] = frozenset()
+        self.bm25 = Bm25Reader(layout.tantivy)
 
     def refresh(self) -> None:
         _, live = self._manifests.current()
@@ -63,129 +59,182 @@ class IndexSnapshot:
             return
         self._key = live
         self.table = VectorTableReader(self._layout.table)
-        self.dense = DenseRetriever(self.table, live)
-        self.bm25 = Bm25Retriever(Bm25Reader(self._layout.tantivy), live, max(self.table.rows - len(live), 0))
+        self.bm25 = Bm25Reader(self._layout.tantivy)
+        self.live = live
+
+    def leaves(self, mode: Mode, limit: int) -> list[tuple[str, Retriever]]:
+        """The text retrievers for `mode`, each named as its trace stage."""
+        found: list[tuple[str, Retriever]] = []
+        if mode != "bm25":
+            found.append(("dense", DenseRetriever(self.table, self.live, limit=limit)))
+        if mode != "dense":
+            slack = max(self.table.rows - len(self.live), 0)
+            found.append(("bm25", Bm25Retriever(self.bm25, self.table, self.live, slack=slack, limit=limit)))
+        return found
 
 
-class HybridSearch:
+class HybridRetriever:
+    """The composite retriever behind `rag search` and `rag ask`.
+
+    For a query: `plan` gives the queries to run (the question, embedded, plus any generated ones);
+    every text retriever runs on each of them; all lists are fused by reciprocal rank fusion (k =
+    options.rrf_k). The graph leaf, when `graph` gives one for the refreshed snapshot, runs on the
+    first query and only adds chunks the text retrievers missed. Then each candidate gets its cosine
+    with the question, the scorer (if any) reranks, and near-duplicates go. Scores are RRF scores,
+    or rerank scores in [0, 1] after a rerank. Every step is recorded in `trace`.
+    """
+
     def __init__(
         self,
         snapshot: IndexSnapshot,
         options: SearchOptions,
-        scorer: Scorer | None,
-        extra: ExtraCandidates | None = None,
+        *,
+        plan: QueryPlan,
+        trace: TraceRecorder,
+        scorer: Scorer | None = None,
+        graph: GraphLeaf | None = None,
     ) -> None:
         self._snapshot = snapshot
         self._options = options
+        self._plan = plan
+        self._trace = trace
         self._scorer = scorer
-        self._extra = extra
+        self._graph = graph
 
-    def run(self, question: str, queries: Sequence[Query], trace: TraceRecorder) -> list[Candidate]:
+    def retrieve(self, query: Query) -> list[Candidate]:
         self._snapshot.refresh()
-        opts = self._options
-        lists = self._ranked_lists(queries, trace)
-        rankings = [[h.chunk_id for h in r.hits] for r in lists]
-        if self._extra is not None:
-            with trace.stage("graph", len(queries)) as rec:
-                extra = self._extra(question, queries, opts.candidates, self._snapshot.table.cosines)
-                if extra is not None:
-                    # Extra lists only add what dense and BM25 missed. Letting the graph vote on
-                    # chunks they already ranked lifted same-topic chunks over the answer (SQuAD
-                    # recall@5 0.957 -> 0.930); the chunks it shares still show it in their origins.
-                    found = {cid for ranking in rankings for cid in ranking}
-                    rankings.append([h.chunk_id for h in extra.hits if h.chunk_id not in found])
-                    lists.append(extra)
-                    rec.detail["added"] = len(rankings[-1])
-                rec.n_out = 0 if extra is None else len(extra.hits)
-        with trace.stage("fusion", sum(len(r) for r in rankings)) as rec:
-            fused = reciprocal_rank_fusion(rankings, k=opts.rrf_k)
-            rec.n_out = len(fused)
-            rec.detail["k"] = opts.rrf_k
-        with trace.stage("hydrate", len(fused)) as rec:
-            candidates, vectors = self._hydrate(fused, lists, queries)
-            rec.n_out = len(candidates)
-        candidates, vectors = self._rerank(question, candidates, vectors, trace)
-        with trace.stage("dedup", len(candidates)) as rec:
-            keep = dedup_indices(vectors, opts.dedup_cosine) if candidates else []
-            candidates = [candidates[i] for i in keep]
-            rec.n_out = len(candidates)
-            rec.detail["cosine"] = opts.dedup_cosine
-        return candidates
-
-    def _ranked_lists(self, queries: Sequence[Query], trace: TraceRecorder) -> list[RankedList]:
-        opts = self._options
-        lists: list[RankedList] = []
-        if opts.mode != "bm25":
-            with trace.stage("dense", len(queries)) as rec:
-                for q in queries:
-                    if q.vector is not None:
-                        lists.append(
-                            RankedList(
-                                f"dense:{q.label}", tuple(self._snapshot.dense.retrieve(q, opts.candidates))
-                            )
-                        )
-                rec.n_out = sum(len(r.hits) for r in lists)
-                rec.detail["lists"] = {r.name: len(r.hits) for r in lists}
-        if opts.mode != "dense":
-            lexical: list[RankedList] = []
-            with trace.stage("bm25", len(queries)) as rec:
-                for q in queries:
-                    if q.lexical:
-                        lexical.append(
-                            RankedList(
-                                f"bm25:{q.label}", tuple(self._snapshot.bm25.retrieve(q, opts.candidates))
-                            )
-                        )
-                rec.n_out = sum(len(r.hits) for r in lexical)
-                rec.detail["lists"] = {r.name: len(r.hits) for r in lexical}
-            lists.extend(lexical)
-        return lists
-
-    def _hydrate(
-        self, fused: list[tuple[str, float]], lists: list[RankedList], queries: Sequence[Query]
-    ) -> tuple[list[Candidate], list[np.ndarray]]:
-        stored = self._snapshot.table.fetch([cid for cid, _ in fused])
-        # dense_cosine feeds abstention, which was calibrated on the user's own question: a HyDE
-        # passage or a rephrasing written by the model must not lift a question over the floor.
-        own = [q for q in queries if q.label == "question" and q.vector is not None]
-        question_vectors = [
-            np.asarray(q.vector, dtype=np.float32) for q in own or queries if q.vector is not None
-        ]
-        ranks: dict[str, dict[str, int]] = {}
-        for ranked in lists:
-            for rank, hit in enumerate(ranked.hits, start=1):
-                ranks.setdefault(hit.chunk_id, {}).setdefault(ranked.name, rank)
-        candidates, vectors = [], []
-        for cid, score in fused:
-            row = stored.get(cid)
-            if row is None:  # deleted by a concurrent ingest after this snapshot's manifest
-                continue
-            seen = ranks.get(cid, {})
-            cosine = max((float(v @ row.vector) for v in question_vectors), default=None)
-            candidates.append(
-                Candidate(
-                    chunk=row.chunk,
-                    score=score,
-                    rrf_score=score,
-                    dense_rank=min((r for n, r in seen.items() if n.startswith("dense:")), default=None),
-                    bm25_rank=min((r for n, r in seen.items() if n.startswith("bm25:")), default=None),
-                    dense_cosine=cosine,
-                    origins=tuple(seen),
-                )
+        queries = self._plan(query)
+        lists: list[list[Candidate]] = []
+        for name, leaf in self._snapshot.leaves(self._options.mode, self._options.candidates):
+            found: list[list[Candidate]] = self._trace.run(
+                name, len(queries), partial(_leaf_lists, name, leaf, queries)
             )
-            vectors.append(row.vector)
-        return candidates, vectors
+            lists += found
+        graph: list[Candidate] = []
+        if self._graph is not None:
+            graph = self._trace.run("graph", len(queries), partial(self._graph_list, queries[0], lists))
+        fused = self._trace.run(
+            "fusion", sum(len(x) for x in lists), partial(fuse, lists, graph, self._options.rrf_k)
+        )
+        return self._trace.run_stages(self._stages(queries, query.text), fused)
 
-    def _rerank(
-        self, question: str, candidates: list[Candidate], vectors: list[np.ndarray], trace: TraceRecorder
-    ) -> tuple[list[Candidate], list[np.ndarray]]:
-        with trace.stage("rerank", len(candidates)) as rec:
-            rec.n_out = len(candidates)
-            if self._scorer is None or not candidates:
-                rec.detail["skipped"] = (
-                    "reranker off or not installed" if self._scorer is None else "no candidates"
-                )
-                return candidates, vectors
-            by_id = {c.chunk.id: v for c, v in zip(candidates, vectors, strict=True)}
-            ranked = rerank(question, candidates, self._scorer)
-            return ranked, [by_id[c.chunk.id] for c in ranked]
+    def _graph_list(self, query: Query, lists: Sequence[list[Candidate]]) -> Staged[list[Candidate]]:
+        leaf = self._graph(self._snapshot, self._options.candidates) if self._graph is not None else None
+        if leaf is None:
+            return Staged([], 0)
+        found = leaf.retrieve(query)
+        seen = {c.chunk.id for ranked in lists for c in ranked}
+        return Staged(found, len(found), {"added": sum(c.chunk.id not in seen for c in found)})
+
+    def _stages(self, queries: Sequence[Query], question: str) -> list[tuple[str, CandidateStage]]:
+        table, opts = self._snapshot.table, self._options
+        return [
+            ("hydrate", lambda found: passed(with_question_cosine(found, queries, table))),
+            ("rerank", lambda found: rerank_stage(question, found, self._scorer)),
+            ("dedup", lambda found: dedup_stage(found, table, opts.dedup_cosine)),
+            *([("query-lists", partial(query_lists_stage, queries))] if len(queries) > 1 else []),
+        ]
+
+
+def _leaf_lists(name: str, leaf: Retriever, queries: Sequence[Query]) -> Staged[list[list[Candidate]]]:
+    lists = [leaf.retrieve(q) for q in queries]
+    sizes = {f"{name}:{q.label}": len(found) for q, found in zip(queries, lists, strict=True) if found}
+    return Staged([found for found in lists if found], sum(sizes.values()), {"lists": sizes})
+
+
+def fuse(
+    lists: Sequence[Sequence[Candidate]], supplementary: Sequence[Candidate], k: int
+) -> Staged[list[Candidate]]:
+    """RRF over `lists`; the supplementary (graph) list only adds chunks that no list holds.
+
+    Letting the graph vote on chunks dense and BM25 already ranked lifted same-topic chunks over the
+    answer (SQuAD recall@5 0.957 -> 0.930); chunks it shares with them still show it in their origins.
+    """
+    rankings = [[c.chunk.id for c in ranked] for ranked in lists]
+    seen = {cid for ranking in rankings for cid in ranking}
+    rankings.append([c.chunk.id for c in supplementary if c.chunk.id not in seen])
+    fused = reciprocal_rank_fusion(rankings, k=k)
+    return passed(merge_lists(fused, [*lists, supplementary]), k=k)
+
+
+def merge_lists(fused: Sequence[tuple[str, float]], lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
+    """One candidate per fused id, scored by fusion: its best rank in any dense and any BM25 list,
+    and the names of every list that holds it, in list order."""
+    first: dict[str, Candidate] = {}
+    origins: dict[str, dict[str, None]] = {}
+    dense: dict[str, int] = {}
+    bm25: dict[str, int] = {}
+    for ranked in lists:
+        for c in ranked:
+            cid = c.chunk.id
+            first.setdefault(cid, c)
+            origins.setdefault(cid, {}).update(dict.fromkeys(c.origins))
+            if c.dense_rank is not None:
+                dense[cid] = min(dense.get(cid, c.dense_rank), c.dense_rank)
+            if c.bm25_rank is not None:
+                bm25[cid] = min(bm25.get(cid, c.bm25_rank), c.bm25_rank)
+    return [
+        Candidate(
+            chunk=first[cid].chunk,
+            score=score,
+            rrf_score=score,
+            dense_rank=dense.get(cid),
+            bm25_rank=bm25.get(cid),
+            origins=tuple(origins[cid]),
+        )
+        for cid, score in fused
+    ]
+
+
+def with_question_cosine(
+    candidates: list[Candidate], queries: Sequence[Query], table: VectorTableReader
+) -> list[Candidate]:
+    """Each candidate's best cosine with the question's own vector(s).
+
+    dense_cosine feeds abstention, which was calibrated on the user's own question: a HyDE passage
+    or a rephrasing written by the model must not lift a question over the floor.
+    """
+    own = [q.vector for q in queries if q.label == "question" and q.vector is not None]
+    vectors = own or [q.vector for q in queries if q.vector is not None]
+    stored = table.fetch([c.chunk.id for c in candidates])
+    return [
+        replace(c, dense_cosine=max((float(v @ stored[c.chunk.id].vector) for v in vectors), default=None))
+        for c in candidates
+    ]
+
+
+def rerank_stage(
+    question: str, candidates: list[Candidate], scorer: Scorer | None
+) -> Staged[list[Candidate]]:
+    if scorer is None or not candidates:
+        reason = "reranker off or not installed" if scorer is None else "no candidates"
+        return passed(candidates, skipped=reason)
+    return passed(rerank(question, candidates, scorer))
+
+
+def dedup_stage(
+    candidates: list[Candidate], table: VectorTableReader, threshold: float
+) -> Staged[list[Candidate]]:
+    if not candidates:
+        return passed(candidates, cosine=threshold)
+    stored = table.fetch([c.chunk.id for c in candidates])
+    vectors = np.stack([stored[c.chunk.id].vector for c in candidates])
+    return passed([candidates[i] for i in dedup_indices(vectors, threshold)], cosine=threshold)
+
+
+def query_lists_stage(queries: Sequence[Query], found: list[Candidate]) -> Staged[list[Candidate]]:
+    """Passes candidates through, recording which query produced which text and how many surviving
+    candidates each list contributed (alone or shared)."""
+    contributed: dict[str, int] = {}
+    only: dict[str, int] = {}
+    for candidate in found:
+        for name in candidate.origins:
+            contributed[name] = contributed.get(name, 0) + 1
+        if len(candidate.origins) == 1:
+            only[candidate.origins[0]] = only.get(candidate.origins[0], 0) + 1
+    return passed(
+        found,
+        queries={q.label: q.text for q in queries},
+        candidates_by_list=contributed,
+        only_from_list=only,
+    )

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from raggity.core.trace import TraceRecorder
-from raggity.core.types import StageTrace
-from raggity.pipeline.answer_cache import CacheStore, digest
+from raggity.core.trace import Staged, TraceRecorder
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.prompt import PROMPT_VERSION, neutralise
+from raggity.store.cache_store import CacheStore, digest
 
 MAX_SUB_QUESTIONS = 4
 _MAX_QUESTION_CHARS = 200
@@ -189,14 +187,29 @@ class Transforms:
         schema: dict[str, object] | None,
         parse: Callable[[str], list[str]],
     ) -> list[str]:
-        started = time.perf_counter()
+        return trace.run(
+            f"transform:{name}",
+            1,
+            lambda: self._generated(
+                name, question, system, max_tokens=max_tokens, schema=schema, parse=parse
+            ),
+        )
+
+    def _generated(
+        self,
+        name: str,
+        question: str,
+        system: str,
+        *,
+        max_tokens: int,
+        schema: dict[str, object] | None,
+        parse: Callable[[str], list[str]],
+    ) -> Staged[list[str]]:
         key = self._key(name, question)
         cached = self._cache.get(key) if self._cache is not None else None
         if cached is not None and isinstance(cached.get("outputs"), list) and cached["outputs"]:
             outputs = [str(o) for o in cached["outputs"]]
-            tokens = int(cached.get("tokens", 0))
-            self._record(trace, name, outputs, started, tokens, cached=True)
-            return outputs
+            return _outputs(outputs, int(cached.get("tokens", 0)), cached=True)
         model = self._generator()
         messages = [
             {"role": "system", "content": system},
@@ -211,20 +224,8 @@ class Transforms:
         tokens = model.count_tokens(raw)
         if self._cache is not None and outputs:
             self._cache.put(key, {"kind": "transform", "name": name, "outputs": outputs, "tokens": tokens})
-        self._record(trace, name, outputs, started, tokens, cached=False)
-        return outputs
+        return _outputs(outputs, tokens, cached=False)
 
-    @staticmethod
-    def _record(
-        trace: TraceRecorder, name: str, outputs: Sequence[str], started: float, tokens: int, *, cached: bool
-    ) -> None:
-        ms = round((time.perf_counter() - started) * 1000.0, 3)
-        trace.add(
-            StageTrace(
-                f"transform:{name}",
-                ms,
-                1,
-                len(outputs),
-                {"outputs": list(outputs), "tokens": tokens, "cached": cached},
-            )
-        )
+
+def _outputs(outputs: list[str], tokens: int, *, cached: bool) -> Staged[list[str]]:
+    return Staged(outputs, len(outputs), {"outputs": list(outputs), "tokens": tokens, "cached": cached})

@@ -1,6 +1,9 @@
 """Graph retrieval: link the question's entities to graph nodes, expand their neighbourhood, and rank
 the chunks that mention the nodes found by their closeness to the question.
 
+`GraphRanker` is the pure ranking over one graph; `GraphRetriever` is the leaf retriever over an
+index snapshot.
+
 Linking is by exact normalised name (question n-grams against node keys) and by embedding
 similarity of the n-grams to node names (vectors computed once, on first use, and kept in memory).
 """
@@ -11,12 +14,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from raggity.core.protocols import Vectors
+from raggity.core.protocols import EmbedTexts, Vectors
 from raggity.core.stopwords import ENGLISH_STOPWORDS
-from raggity.core.types import Hit
+from raggity.core.types import Candidate, Query
 from raggity.retrieval.graph_model import Graph, name_tokens, normalise_entity_name
+from raggity.retrieval.ranked import ranked_candidates
+from raggity.store.vector_table import VectorTableReader
 
-EmbedTexts = Callable[[Sequence[str]], Vectors]
 # Cosine with the question of each chunk id given (ids without a stored vector are left out).
 Closeness = Callable[[Sequence[str]], dict[str, float]]
 
@@ -40,7 +44,9 @@ def question_ngrams(question: str, max_n: int = _MAX_NGRAM) -> list[str]:
     return list(dict.fromkeys(grams))
 
 
-class GraphRetriever:
+class GraphRanker:
+    """Ranks the chunks of one graph for a question; node-name vectors are computed once."""
+
     def __init__(
         self,
         graph: Graph,
@@ -86,14 +92,14 @@ class GraphRetriever:
         best = sims.max(axis=0)
         return {self._keys[i]: float(best[i]) for i in np.flatnonzero(best >= self._similarity)}
 
-    def retrieve(self, question: str, limit: int, closeness: Closeness | None = None) -> list[Hit]:
+    def rank(self, question: str, limit: int, closeness: Closeness | None = None) -> list[tuple[str, float]]:
         """Up to `limit` chunks that mention a linked node or a neighbour of one.
 
         Graph evidence picks the pool: nodes closer to the question, more strongly linked and more
         specific (mentioned by fewer chunks) weigh more. `closeness` (cosine with the question) then
         orders the pool, because an entity link says which chunks are related, not which of them
         answers: every chunk of an article mentions its subject, so in graph order they tie and the
-        top of the list is arbitrary. Hit scores are the closeness when given, else the graph weight.
+        top of the list is arbitrary. Scores are the closeness when given, else the graph weight.
         """
         linked = self.link(question)
         if not linked or limit <= 0:
@@ -113,4 +119,25 @@ class GraphRetriever:
             close = closeness([cid for cid, _ in pool])
             # Stable sort: equally close chunks keep their graph order.
             pool = sorted(((cid, close[cid]) for cid, _ in pool if cid in close), key=lambda item: -item[1])
-        return [Hit(cid, score) for cid, score in pool[:limit]]
+        return pool[:limit]
+
+
+class GraphRetriever:
+    """Leaf retriever over an index snapshot: the ranker's chunks that the manifest lists, as
+    candidates with origin "graph". Scores are cosines with the query vector (graph weights when the
+    query has none): graph evidence picks the pool, closeness to the question orders it."""
+
+    def __init__(
+        self, ranker: GraphRanker, table: VectorTableReader, live: frozenset[str], *, limit: int
+    ) -> None:
+        self._ranker = ranker
+        self._table = table
+        self._live = live
+        self._limit = limit
+
+    def retrieve(self, query: Query) -> list[Candidate]:
+        vector = query.vector
+        closeness = None if vector is None else (lambda ids: self._table.cosines(vector, ids))
+        pairs = self._ranker.rank(query.text, self._limit, closeness)
+        live = [(cid, score) for cid, score in pairs if cid in self._live]
+        return ranked_candidates(live, self._table, origin="graph", ranked_by="graph")

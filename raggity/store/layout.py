@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from raggity.core.errors import IndexStateError
+
 
 @dataclass(frozen=True)
 class IndexLayout:
@@ -40,3 +42,9 @@ class IndexLayout:
 
     def exists(self) -> bool:
         return self.manifest.is_file()
+
+    def require(self) -> IndexLayout:
+        """This layout, or the one "no index yet" error every reading command gives (exit 4)."""
+        if not self.exists():
+            raise IndexStateError(f"{self.root}: no index yet", "run `rag ingest PATH` first")
+        return self

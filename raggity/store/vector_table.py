@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from raggity.core.protocols import Vectors
+from raggity.core.protocols import Vector, Vectors
 from raggity.core.types import Chunk, Location
 
 TABLE = "chunks"
+# Rows a reader keeps after fetching them: a few hundred questions' worth of candidates.
+_REMEMBERED_ROWS = 10_000
 _COLUMNS = [
     "id",
     "source",
@@ -155,6 +157,8 @@ class VectorTableReader:
         self._matrix: Vectors | None = None
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
+        # Rows already read from this snapshot: the leaf retrievers and dedup ask for overlapping ids.
+        self._rows: dict[str, StoredChunk] = {}
 
     @property
     def rows(self) -> int:
@@ -169,7 +173,7 @@ class VectorTableReader:
             self._matrix = np.ascontiguousarray(flat, dtype=np.float32).reshape(len(self._ids), -1)
         return self._matrix
 
-    def nearest(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+    def nearest(self, vector: Vector, k: int) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) pairs, best first; exact search. Stored vectors are unit length."""
         if self._dataset is None or k <= 0:
             return []
@@ -188,7 +192,7 @@ class VectorTableReader:
         distances = result["_distance"].to_pylist()
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 
-    def cosines(self, vector: Sequence[float], ids: Sequence[str]) -> dict[str, float]:
+    def cosines(self, vector: Vector, ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of `vector` with each stored chunk of `ids` (missing ids are left out)."""
         query = np.asarray(vector, dtype=np.float32)
         matrix = self._load_vectors()
@@ -199,6 +203,15 @@ class VectorTableReader:
         return {cid: float(score) for cid, score in zip(positions, scores, strict=True)}
 
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """Stored rows of `ids` (missing ids left out), remembered for this snapshot's lifetime."""
+        missing = [cid for cid in dict.fromkeys(ids) if cid not in self._rows]
+        if missing:
+            if len(self._rows) + len(missing) > _REMEMBERED_ROWS:
+                self._rows.clear()
+            self._rows.update(self._read(missing))
+        return {cid: self._rows[cid] for cid in ids if cid in self._rows}
+
+    def _read(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         matrix = self._load_vectors()
         if matrix is None:
             return _fetch(self._dataset, ids)

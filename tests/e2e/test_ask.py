@@ -4,7 +4,7 @@ checked through a scripted generator (the 135M model is too small to cite reliab
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,9 +13,19 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
-from raggity.inference.generator import LlamaGenerator
+from raggity.pipeline.generation import TextGenerator
+from raggity.pipeline.models import load_generator
 from raggity.store.vector_table import VectorTableReader
-from tests.support import ScriptedGenerator, isolated_state, line_range, store_ids, write_config, write_corpus
+from tests.support import (
+    RecordingGenerator,
+    ScriptedGenerator,
+    isolated_state,
+    line_range,
+    must_not_generate,
+    store_ids,
+    write_config,
+    write_corpus,
+)
 
 PIPELINE_ORDER = [
     "embed",
@@ -79,10 +89,6 @@ def prompts(generator: ScriptedGenerator) -> list[list[PromptBlock]]:
     return [prompt_blocks(messages) for messages in generator.calls]
 
 
-def fail_to_load(self: Raggity) -> None:
-    raise AssertionError("the generator must not be loaded")
-
-
 @dataclass(frozen=True)
 class Corpus:
     files: dict[str, Path]
@@ -90,11 +96,14 @@ class Corpus:
     configs: dict[str, Path]
     session: Raggity
 
-    def fresh(self, name: str) -> Raggity:
-        """A new session on the shared index, reusing the already loaded embedder."""
-        session = Raggity(load_config(self.configs[name]))
-        session.__dict__["embedder"] = self.session.embedder
-        return session
+    def fresh(self, name: str, generator: TextGenerator | None = None) -> Raggity:
+        """A new session on the shared index, reusing the already loaded embedder. `generator`
+        defaults to one that fails the test if the pipeline asks it for anything."""
+        return Raggity(
+            load_config(self.configs[name]),
+            embedder=self.session.embedder,
+            generator=generator or ScriptedGenerator(must_not_generate),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +139,7 @@ def stage_names(answer: Answer) -> list[str]:
 # -- abstention --------------------------------------------------------------------------------
 
 
-def test_unrelated_question_abstains_without_loading_a_model(
-    corpus: Corpus, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
+def test_unrelated_question_abstains_without_loading_a_model(corpus: Corpus) -> None:
     answer = corpus.fresh("base").ask("What is the capital of Mongolia?")
     assert answer.abstained
     assert answer.text == ABSTAIN_MESSAGE
@@ -145,26 +151,22 @@ def test_unrelated_question_abstains_without_loading_a_model(
     assert abstain.detail["best_cosine"] < abstain.detail["floor"]  # type: ignore[operator]
 
 
-def test_the_fail_to_load_patch_is_effective(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_must_not_generate_guard_is_effective(corpus: Corpus) -> None:
     """The guard above proves something only if asking a covered question does hit it."""
-    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
-    with pytest.raises(AssertionError, match="must not be loaded"):
+    with pytest.raises(AssertionError, match="must not be used"):
         corpus.fresh("base").ask("How much disk space does frobnicator need on Linux?")
 
 
-def test_nothing_indexed_abstains_without_loading_a_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_nothing_indexed_abstains_without_loading_a_model(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "blank.txt").write_text("   \n\n\t\n", encoding="utf-8")
-    session = Raggity(load_config(config))
+    session = Raggity(load_config(config), generator=ScriptedGenerator(must_not_generate))
     report = session.ingest([tmp_path / "docs"])
     assert report.chunks_written == 0
     assert [s.source for s in report.skipped] == [str((tmp_path / "docs" / "blank.txt").resolve())]
     assert store_ids(session.layout) == set()
 
-    monkeypatch.setattr(Raggity, "generator", property(fail_to_load))
     answer = session.ask("How much disk space does frobnicator need on Linux?")
     assert answer.abstained
     assert answer.text == ABSTAIN_MESSAGE
@@ -175,18 +177,10 @@ def test_nothing_indexed_abstains_without_loading_a_model(
 # -- the real model ------------------------------------------------------------------------------
 
 
-def test_real_answer_with_smollm(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    prompts: list[list[PromptBlock]] = []
-    real_stream = LlamaGenerator.stream
-
-    def recording_stream(
-        self: LlamaGenerator, messages: Sequence[dict[str, str]], **kwargs: object
-    ) -> Iterator[str]:
-        prompts.append(prompt_blocks(messages))
-        return real_stream(self, messages, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(LlamaGenerator, "stream", recording_stream)
-    session = corpus.fresh("real")
+def test_real_answer_with_smollm(corpus: Corpus) -> None:
+    config = load_config(corpus.configs["real"])
+    recording = RecordingGenerator(load_generator(config))
+    session = corpus.fresh("real", recording)
     streamed: list[str] = []
     answer = session.ask("How much free disk space does frobnicator need on Linux?", on_token=streamed.append)
 
@@ -196,11 +190,10 @@ def test_real_answer_with_smollm(corpus: Corpus, monkeypatch: pytest.MonkeyPatch
     assert stages["rerank"].detail["skipped"] == "reranker off or not installed"
     assert stages["parent-expansion"].detail["enabled"] is False
     assert "smollm2-135m-instruct" in str(stages["load-model"].detail["model"])
-    assert isinstance(session.__dict__["generator"], LlamaGenerator)
     assert answer.text == "".join(streamed).strip()
     assert stages["generate"].detail["chars"] == len(answer.text)
 
-    [blocks] = prompts
+    [blocks] = [prompt_blocks(messages) for messages in recording.calls]
     assert len(blocks) == stages["prompt"].n_out == 3
     assert str(corpus.files["markdown"]) in {b.file for b in blocks}
     assert any("2 GB" in b.text for b in blocks if b.file == str(corpus.files["markdown"]))
@@ -229,8 +222,7 @@ def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: C
         )
 
     generator = scripted(script)
-    session = corpus.fresh("base")
-    session.__dict__["generator"] = generator
+    session = corpus.fresh("base", generator)
     answer = session.ask("How much disk space does frobnicator need on Linux?")
 
     assert not answer.abstained
@@ -264,9 +256,8 @@ def test_citations_resolve_to_file_and_lines_and_flag_unsupported_ones(corpus: C
 
 
 def test_citation_of_a_missing_source_is_reported_invalid(corpus: Corpus) -> None:
-    session = corpus.fresh("base")
     generator = scripted(lambda blocks: f"{LINUX_SENTENCE} [{len(blocks) + 3}]")
-    session.__dict__["generator"] = generator
+    session = corpus.fresh("base", generator)
     answer = session.ask("How much disk space does frobnicator need on Linux?")
     assert answer.citations == ()
     assert answer.unsupported_sentences == ()
@@ -275,8 +266,7 @@ def test_citation_of_a_missing_source_is_reported_invalid(corpus: Corpus) -> Non
 
 def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
     generator = scripted(lambda blocks: "It is polished every morning. [1]")
-    session = corpus.fresh(config)
-    session.__dict__["generator"] = generator
+    session = corpus.fresh(config, generator)
     answer = session.ask("When is the Fresnel lens polished, and with what?")
     assert not answer.abstained
     [blocks] = prompts(generator)

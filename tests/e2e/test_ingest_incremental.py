@@ -59,7 +59,7 @@ def test_first_ingest_then_nothing_changed(tmp_path: Path) -> None:
     assert set(source_ids(s)) == {str(p) for p in files.values()}
 
     counting = CountingEmbedder(s.embedder)
-    s.__dict__["embedder"] = counting
+    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     second = s.ingest([docs])
     assert (second.added, second.changed, second.removed, second.unchanged) == (0, 0, 0, len(files))
     assert second.chunks_written == 0
@@ -150,7 +150,7 @@ def test_touched_file_is_not_embedded_again(tmp_path: Path) -> None:
     os.utime(target, ns=(later, later))
 
     counting = CountingEmbedder(s.embedder)
-    s.__dict__["embedder"] = counting
+    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     report = s.ingest([docs])
     assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 0, len(files))
     assert report.chunks_written == 0
@@ -240,7 +240,7 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
 
     target.write_text("New first line.\n\nAnother new line.\n\n" + "\n\n".join(paragraphs) + "\n")
     counting = CountingEmbedder(s.embedder)
-    s.__dict__["embedder"] = counting
+    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     s.ingest([notes])
 
     after = VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout)))

@@ -16,7 +16,7 @@ from raggity.api.session import Raggity
 from raggity.cli.main import app
 from raggity.config.loader import load_config
 from raggity.pipeline.citations import content_words
-from raggity.pipeline.search import HybridSearch, IndexSnapshot, SearchOptions
+from raggity.pipeline.search import HybridRetriever, IndexSnapshot, SearchOptions
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.vector_table import VectorTableReader
 from tests.support import (
@@ -192,11 +192,12 @@ def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(i
     session = indexed.session
     question = "What is the capital of Mongolia?"
     passage = "Sourdough bread rises because wild yeast ferments the dough."
-    q_vec, p_vec = (tuple(map(float, v)) for v in session.embedder.embed([question, passage]))
-    engine = HybridSearch(IndexSnapshot(session.layout), SearchOptions(), None)
-    found = engine.run(
-        question, [Query(question, "question", q_vec), Query(passage, "hyde", p_vec, False)], TraceRecorder()
+    q_vec, p_vec = session.embedder.embed([question, passage])
+    planned = [Query(question, "question", q_vec), Query(passage, "hyde", p_vec, False)]
+    engine = HybridRetriever(
+        IndexSnapshot(session.layout), SearchOptions(), plan=lambda _: planned, trace=TraceRecorder()
     )
+    found = engine.retrieve(Query(question))
     assert any(Path(c.chunk.source).name == "sourdough.txt" for c in found)
     rows = VectorTableReader(session.layout.table).fetch([c.chunk.id for c in found])
     for c in found:  # each candidate's cosine is the question's, never the passage's

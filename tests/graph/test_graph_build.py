@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from raggity.api.graph import graph_stats, show_entity, update_graph
+from raggity.api.graph import graph_stats, show_entity
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
+from raggity.config.schema import Config
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.graph_build import (
     GraphBuildSettings,
@@ -20,6 +21,8 @@ from raggity.pipeline.graph_build import (
     live_chunk_ids,
     parse_extraction,
 )
+from raggity.pipeline.ingest_run import GraphUpdate
+from raggity.pipeline.models import load_generator
 from raggity.retrieval.graph_model import load_graph
 from tests.support import write_config
 
@@ -56,14 +59,14 @@ class Interrupt:
             raise KeyboardInterrupt
 
 
-def _session(root: Path, docs: Path) -> Raggity:
+def _config(root: Path, docs: Path) -> Config:
     config = write_config(
         root,
         ingest={"paths": [str(docs)]},
         retrieval={"rerank": False, "graph": True},
         generation={"model": "smollm2-135m-instruct", "max_tokens": 64, "temperature": 0.0},
     )
-    return Raggity(load_config(config))
+    return load_config(config)
 
 
 def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
@@ -71,23 +74,23 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     docs.mkdir()
     (docs / "alpha.txt").write_text(ALPHA)
     (docs / "beta.txt").write_text(BETA)
-    session = _session(tmp_path, docs)
-    graph_on = session.config
-    session.config = replace(graph_on, retrieval=replace(graph_on.retrieval, graph=False))
+    graph_on = _config(tmp_path, docs)
+    counting = CountingGenerator(load_generator(graph_on))
+    graph_off = replace(graph_on, retrieval=replace(graph_on.retrieval, graph=False))
+    session = Raggity(graph_off, generator=counting)  # type: ignore[arg-type]
     session.ingest([docs])  # index only
-    counting = CountingGenerator(session.generator)
-    session.generator = counting  # type: ignore[assignment]
     live = live_chunk_ids(session.layout)
     assert len(live) == 2
+    update = GraphUpdate(lambda: counting, GraphBuildSettings(max_tokens=64))  # type: ignore[arg-type,return-value]
 
     # Interrupted after the first chunk: that chunk is saved, the rest is left for the next run.
     with pytest.raises(KeyboardInterrupt):
-        update_graph(session, progress=Interrupt(after=1), settings=GraphBuildSettings(max_tokens=64))
+        update.run(session.layout, Interrupt(after=1))
     assert len(counting.prompts) == 1
     assert load_graph(session.layout.graph).processed() == {live[0]}
     first_prompt = counting.prompts[0]
 
-    report = update_graph(session, settings=GraphBuildSettings(max_tokens=64))
+    report = update.run(session.layout)
     assert (report.extracted, report.unchanged) == (1, 1)
     assert len(counting.prompts) == 2
     assert first_prompt not in counting.prompts[1:]  # not sent to the model again
@@ -97,8 +100,7 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     old_alpha = set(load_graph(session.layout.graph).processed())
     (docs / "alpha.txt").write_text(ALPHA_EDITED)
     (docs / "beta.txt").unlink()
-    session.config = graph_on
-    session.ingest([docs])
+    Raggity(graph_on, generator=counting).ingest([docs])  # type: ignore[arg-type]
     assert len(counting.prompts) == 3
     assert "Radium Institute" in counting.prompts[2]
     new_live = set(live_chunk_ids(session.layout))
@@ -117,9 +119,9 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
         except ValueError:
             assert len(reply) > 60  # only a reply cut off by max_tokens may be invalid JSON
 
-    stats = graph_stats(session)
+    stats = graph_stats(graph_on)
     assert stats.chunks_processed == stats.chunks_live == 1
     assert stats.top  # temperature 0: the same grounded entities every run
-    view = show_entity(session, stats.top[0].name)
+    view = show_entity(graph_on, stats.top[0].name)
     assert view.mentions
     assert all(m.chunk_id in new_live for m in view.mentions)

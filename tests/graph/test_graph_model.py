@@ -16,7 +16,7 @@ from raggity.retrieval.graph_model import (
     normalise_entity_name,
     save_graph,
 )
-from raggity.retrieval.graph_retriever import GraphRetriever, question_ngrams
+from raggity.retrieval.graph_retriever import GraphRanker, question_ngrams
 
 
 @pytest.mark.parametrize(
@@ -96,13 +96,13 @@ def test_json_round_trip(tmp_path: Path) -> None:
 
 
 def test_retriever_links_names_and_expands_hops() -> None:
-    retriever = GraphRetriever(_chain(), hops=1)
+    retriever = GraphRanker(_chain(), hops=1)
     assert retriever.link("Who did ACME hire?") == {"acme": 1.0}
-    ids = [h.chunk_id for h in retriever.retrieve("Who did ACME hire?", 10)]
+    ids = [cid for cid, _ in retriever.rank("Who did ACME hire?", 10)]
     assert ids[0] == "c1"
     assert "c2" in ids
     assert "c3" not in ids  # two hops away
-    assert retriever.retrieve("nothing relevant here", 10) == []
+    assert retriever.rank("nothing relevant here", 10) == []
 
 
 def test_question_ngrams_skip_stopword_edges() -> None:
@@ -113,8 +113,8 @@ def test_question_ngrams_skip_stopword_edges() -> None:
 
 
 def test_closeness_orders_the_graph_pool_and_drops_chunks_without_a_vector() -> None:
-    retriever = GraphRetriever(_chain(), hops=1)
-    by_graph = [h.chunk_id for h in retriever.retrieve("Who did ACME hire?", 10)]
+    retriever = GraphRanker(_chain(), hops=1)
+    by_graph = [cid for cid, _ in retriever.rank("Who did ACME hire?", 10)]
     assert by_graph[:2] == ["c1", "c2"]
     close = {"c1": 0.2, "c2": 0.7}
     asked: list[list[str]] = []
@@ -123,9 +123,9 @@ def test_closeness_orders_the_graph_pool_and_drops_chunks_without_a_vector() -> 
         asked.append(list(ids))
         return {cid: close[cid] for cid in ids if cid in close}
 
-    hits = retriever.retrieve("Who did ACME hire?", 10, closeness)
+    hits = retriever.rank("Who did ACME hire?", 10, closeness)
     assert asked == [by_graph]  # the pool is what graph evidence found
-    assert [(h.chunk_id, h.score) for h in hits] == [("c2", 0.7), ("c1", 0.2)]
+    assert hits == [("c2", 0.7), ("c1", 0.2)]
     # Equal closeness keeps graph order.
     close = {"c1": 0.5, "c2": 0.5}
-    assert [h.chunk_id for h in retriever.retrieve("Who did ACME hire?", 10, closeness)] == ["c1", "c2"]
+    assert [cid for cid, _ in retriever.rank("Who did ACME hire?", 10, closeness)] == ["c1", "c2"]

@@ -12,13 +12,16 @@ from typing import Any
 
 import pytest
 
-from raggity.api.graph import MISSING_GRAPH, update_graph
+from raggity.api.graph import graph_build
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
-from raggity.core.types import Hit, Query
+from raggity.core.types import Candidate, Query
 from raggity.pipeline.graph_build import GraphBuildSettings, GraphBuildStatus
-from raggity.pipeline.search import ChunkCosines, HybridSearch, IndexSnapshot, RankedList, SearchOptions
+from raggity.pipeline.graph_source import MISSING_GRAPH
+from raggity.pipeline.ingest_run import GraphUpdate
+from raggity.pipeline.query_plan import as_given
+from raggity.pipeline.search import HybridRetriever, IndexSnapshot, SearchOptions
 from raggity.retrieval.graph_model import load_graph
 from tests.support import store_ids, write_config
 
@@ -69,9 +72,9 @@ def _write_docs(root: Path) -> Path:
     return docs
 
 
-def _session(root: Path, graph: bool) -> Raggity:
+def _session(root: Path, graph: bool, generator: FakeGenerator | None = None) -> Raggity:
     config = write_config(root, retrieval={"rerank": False, "graph": graph, "graph_hops": 1, "candidates": 2})
-    return Raggity(load_config(config))
+    return Raggity(load_config(config), generator=generator)  # type: ignore[arg-type]
 
 
 def _sources(session: Raggity) -> list[str]:
@@ -81,15 +84,14 @@ def _sources(session: Raggity) -> list[str]:
 
 def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
     docs = _write_docs(tmp_path)
-    plain = _session(tmp_path, graph=False)
+    fake = FakeGenerator()
+    plain = _session(tmp_path, graph=False, generator=fake)
     plain.ingest([docs])
     without = _sources(plain)
     assert "zorblax.txt" in without
     assert "goats.txt" not in without
 
-    fake = FakeGenerator()
-    plain.generator = fake  # type: ignore[assignment]
-    update_graph(plain)
+    graph_build(plain.config, generator=fake)  # type: ignore[arg-type]
     assert fake.calls == len(DOCS)
     assert "marta quillfeather" in load_graph(plain.layout.graph).nodes
 
@@ -103,7 +105,7 @@ def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
     assert any(s.stage == "graph" and s.n_out >= 2 for s in trace.stages)
 
     # Nothing changed: a rerun sends nothing to the model.
-    update_graph(plain)
+    graph_build(plain.config, generator=fake)  # type: ignore[arg-type]
     assert fake.calls == len(DOCS)
 
 
@@ -111,10 +113,10 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
     docs = _write_docs(tmp_path)
     warnings: list[str] = []
     config = load_config(write_config(tmp_path, retrieval={"rerank": False, "graph": True}))
-    session = Raggity(replace(config, retrieval=replace(config.retrieval, graph=False)), warn=warnings.append)
-    session.generator = FakeGenerator()  # type: ignore[assignment]
-    session.ingest([docs])
-    session.config = config
+    fake = FakeGenerator()
+    plain = replace(config, retrieval=replace(config.retrieval, graph=False))
+    Raggity(plain, generator=fake).ingest([docs])  # type: ignore[arg-type]
+    session = Raggity(config, generator=fake, warn=warnings.append)  # type: ignore[arg-type]
 
     # graph = true but no graph.json: one warning, retrieval still answers.
     assert session.retrieve(QUESTION, TraceRecorder(), rerank=False)
@@ -129,9 +131,22 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
             raise KeyboardInterrupt  # as a kill after the periodic save would leave it
 
     with pytest.raises(KeyboardInterrupt):
-        update_graph(session, progress=progress, settings=GraphBuildSettings(save_every=2))
+        GraphUpdate(lambda: fake, GraphBuildSettings(save_every=2)).run(session.layout, progress)
     assert saved == [0, 2, 2]  # saved after every 2 chunks, before the interrupt's final save
     assert len(load_graph(session.layout.graph).processed()) == 3
+
+
+class ScriptedGraph:
+    """A graph leaf that returns fixed chunks, whatever the query."""
+
+    def __init__(self, snapshot: IndexSnapshot, ids: Sequence[str]) -> None:
+        stored = snapshot.table.fetch(list(ids))
+        self._found = [
+            Candidate(stored[cid].chunk, 1.0 / (i + 1), origins=("graph",)) for i, cid in enumerate(ids)
+        ]
+
+    def retrieve(self, query: Query) -> list[Candidate]:
+        return list(self._found)
 
 
 def test_extra_list_adds_chunks_but_does_not_rerank_what_the_text_retrievers_found(tmp_path: Path) -> None:
@@ -140,20 +155,23 @@ def test_extra_list_adds_chunks_but_does_not_rerank_what_the_text_retrievers_fou
     session.ingest([docs])
     snapshot = IndexSnapshot(session.layout)
     options = SearchOptions(candidates=3)
-    [vector] = session.embed_queries([QUESTION], TraceRecorder())
-    queries = [Query(QUESTION, "question", vector)]
+    plan = as_given(session.embedder.embed, TraceRecorder())
 
-    plain = [
-        c.chunk.id for c in HybridSearch(snapshot, options, None).run(QUESTION, queries, TraceRecorder())
-    ]
+    def search(graph: ScriptedGraph | None) -> list[Candidate]:
+        hybrid = HybridRetriever(
+            snapshot,
+            options,
+            plan=plan,
+            trace=TraceRecorder(),
+            graph=(lambda s, limit: graph) if graph else None,
+        )
+        return hybrid.retrieve(Query(QUESTION))
+
+    plain = [c.chunk.id for c in search(None)]
     all_ids = store_ids(session.layout)
     unseen = sorted(all_ids - set(plain))[0]
-
-    def extra(question: str, qs: Sequence[Query], limit: int, cosines: ChunkCosines) -> RankedList:
-        # Votes for the text retrievers' last chunk first, then a chunk they did not find.
-        return RankedList("graph", (Hit(plain[-1], 1.0), Hit(unseen, 0.5)))
-
-    found = HybridSearch(snapshot, options, None, extra).run(QUESTION, queries, TraceRecorder())
+    # Votes for the text retrievers' last chunk first, then a chunk they did not find.
+    found = search(ScriptedGraph(snapshot, [plain[-1], unseen]))
     ids = [c.chunk.id for c in found]
     # The vote for plain[-1] did not lift it: the text retrievers' chunks keep their order.
     assert [cid for cid in ids if cid in plain] == plain

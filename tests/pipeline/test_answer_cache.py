@@ -14,7 +14,7 @@ import pytest
 from raggity.api.cache import cache_stats, clear_cache
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
-from raggity.pipeline.answer_cache import CacheStore
+from raggity.store.cache_store import CacheStore
 from tests.support import ScriptedGenerator, write_config
 
 QUESTION = "How much free disk space does the frobnicator need on Linux?"
@@ -34,8 +34,8 @@ def fake_generator() -> ScriptedGenerator:
     return ScriptedGenerator(lambda _: ANSWER)
 
 
-def _no_generator(self: Raggity) -> Any:
-    raise AssertionError("the generator was loaded")
+def _must_not_generate(_: object) -> str:
+    raise AssertionError("the generator was asked to generate")
 
 
 @pytest.fixture
@@ -49,22 +49,18 @@ def project(tmp_path: Path) -> Path:
     return config
 
 
-def _session(config: Path, generator: ScriptedGenerator | None, monkeypatch: pytest.MonkeyPatch) -> Raggity:
-    if generator is None:
-        monkeypatch.setattr(Raggity, "generator", property(_no_generator))
-    else:
-        monkeypatch.setattr(Raggity, "generator", property(lambda self: generator))
-    return Raggity(load_config(config))
+def _session(config: Path, generator: ScriptedGenerator | None) -> Raggity:
+    """A session answering with `generator`; None: a generator (of the same identity) that fails the
+    test if it is asked for anything."""
+    return Raggity(load_config(config), generator=generator or ScriptedGenerator(_must_not_generate))
 
 
-def test_hit_returns_the_stored_answer_without_loading_the_generator(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hit_returns_the_stored_answer_without_loading_the_generator(project: Path) -> None:
     fake = fake_generator()
-    first = _session(project, fake, monkeypatch).ask(QUESTION)
+    first = _session(project, fake).ask(QUESTION)
     assert not first.cached
     assert len(fake.calls) == 1
-    second = _session(project, None, monkeypatch).ask(QUESTION)
+    second = _session(project, None).ask(QUESTION)
     assert second.cached
     assert second.text == first.text
     assert second.citations == first.citations
@@ -72,28 +68,26 @@ def test_hit_returns_the_stored_answer_without_loading_the_generator(
     assert not any(t.stage in ("load-model", "generate") for t in second.trace)
 
 
-def test_streaming_hit_calls_on_token_once_with_the_whole_text(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = _session(project, fake_generator(), monkeypatch).ask(QUESTION)
+def test_streaming_hit_calls_on_token_once_with_the_whole_text(project: Path) -> None:
+    first = _session(project, fake_generator()).ask(QUESTION)
     pieces: list[str] = []
-    second = _session(project, None, monkeypatch).ask(QUESTION, on_token=pieces.append)
+    second = _session(project, None).ask(QUESTION, on_token=pieces.append)
     assert second.cached
     assert pieces == [first.text]
 
 
-def test_a_different_question_misses(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_different_question_misses(project: Path) -> None:
     fake = fake_generator()
-    session = _session(project, fake, monkeypatch)
+    session = _session(project, fake)
     session.ask(QUESTION)
     other = session.ask("What does the frobnicator tidy?")
     assert not other.cached
     assert len(fake.calls) == 2
 
 
-def test_no_cache_neither_reads_nor_writes(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_cache_neither_reads_nor_writes(project: Path) -> None:
     fake = fake_generator()
-    session = _session(project, fake, monkeypatch)
+    session = _session(project, fake)
     session.ask(QUESTION, use_cache=False)
     assert cache_stats(session.config).entries == 0
     session.ask(QUESTION)
@@ -102,9 +96,9 @@ def test_no_cache_neither_reads_nor_writes(project: Path, monkeypatch: pytest.Mo
     assert len(fake.calls) == 3
 
 
-def test_reingesting_a_relied_on_file_invalidates(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reingesting_a_relied_on_file_invalidates(project: Path) -> None:
     fake = fake_generator()
-    session = _session(project, fake, monkeypatch)
+    session = _session(project, fake)
     session.ask(QUESTION)
     assert session.ask(QUESTION).cached
     install = project.parent / "docs" / "install.md"
@@ -116,11 +110,11 @@ def test_reingesting_a_relied_on_file_invalidates(project: Path, monkeypatch: py
     assert session.ask(QUESTION).cached
 
 
-def test_text_added_above_the_cited_chunk_invalidates(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_added_above_the_cited_chunk_invalidates(project: Path) -> None:
     """The cited chunk keeps its id when lines are added above it, but a cached answer would cite
     stale line numbers: the key includes where each source sits."""
     fake = fake_generator()
-    session = _session(project, fake, monkeypatch)
+    session = _session(project, fake)
     first = session.ask(QUESTION)
     install = project.parent / "docs" / "install.md"
     install.write_text("Preface line one.\n\nPreface line two.\n\n" + INSTALL, encoding="utf-8")
@@ -132,8 +126,8 @@ def test_text_added_above_the_cited_chunk_invalidates(project: Path, monkeypatch
     assert moved[str(install)] != {c.source: c.location for c in first.citations}[str(install)]
 
 
-def test_cache_clear_and_stats(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    session = _session(project, fake_generator(), monkeypatch)
+def test_cache_clear_and_stats(project: Path) -> None:
+    session = _session(project, fake_generator())
     session.ask(QUESTION)
     stats = cache_stats(session.config)
     assert stats.entries == 1

@@ -6,27 +6,30 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
+from raggity.core.protocols import Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Chunk, Location, Query
-from raggity.pipeline.answer_cache import CacheStore
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.query_plan import (
     DECOMPOSE_NOTE,
     TransformOptions,
     merge_by_chunk,
     resolve_options,
-    retrieve_planned,
 )
+from raggity.pipeline.retrieval import request_retriever
+from raggity.pipeline.search import QueryPlan, query_lists_stage
 from raggity.pipeline.transforms import (
     MAX_SUB_QUESTIONS,
     Transforms,
     TransformSettings,
     parse_questions,
 )
+from raggity.store.cache_store import CacheStore
 from tests.support import ScriptedGenerator, isolated_state, write_config
 
 QUESTION = "How much disk space does the frobnicator need on Linux?"
@@ -64,17 +67,31 @@ def _chunk(cid: str) -> Chunk:
 
 
 class Recorder:
+    """Stands in for the embedder and the hybrid retriever: records what each is given."""
+
     def __init__(self) -> None:
         self.embedded: list[list[str]] = []
         self.searches: list[tuple[str, list[Query]]] = []
 
-    def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
+    def embed(self, texts: Sequence[str]) -> Vectors:
         self.embedded.append(list(texts))
-        return [(1.0, 0.0)] * len(texts)
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
 
-    def search(self, question: str, queries: Sequence[Query]) -> list[Candidate]:
-        self.searches.append((question, list(queries)))
-        n = len(self.searches)
+    def hybrid(self, plan: QueryPlan) -> PlannedSearch:
+        return PlannedSearch(self, plan)
+
+
+class PlannedSearch:
+    """A retriever that runs its query plan and returns overlapping candidates for each search."""
+
+    def __init__(self, recorder: Recorder, plan: QueryPlan) -> None:
+        self._recorder = recorder
+        self._plan = plan
+
+    def retrieve(self, query: Query) -> list[Candidate]:
+        queries = self._plan(query)
+        self._recorder.searches.append((query.text, queries))
+        n = len(self._recorder.searches)
         # Overlapping results: "shared" comes back from every search.
         return [
             Candidate(_chunk("shared"), 0.1 * n, origins=(f"dense:{queries[0].label}",)),
@@ -86,12 +103,31 @@ def _transforms(gen: ScriptedGenerator, cache: CacheStore | None = None) -> Tran
     return Transforms(lambda: gen, identity=gen.identity, settings=TransformSettings(expand_n=3), cache=cache)
 
 
+def retrieve(
+    options: TransformOptions,
+    gen: ScriptedGenerator,
+    rec: Recorder,
+    trace: TraceRecorder,
+    *,
+    bm25_only: bool = False,
+    cache: CacheStore | None = None,
+    warnings: list[str] | None = None,
+) -> list[Candidate]:
+    retriever = request_retriever(
+        rec.hybrid,
+        options,
+        embed=None if bm25_only else rec.embed,
+        transforms=lambda: _transforms(gen, cache),
+        trace=trace,
+        warn=(warnings if warnings is not None else []).append,
+    )
+    return retriever.retrieve(Query(QUESTION))
+
+
 def test_composed_transforms_embed_every_text_in_one_batch() -> None:
     gen, rec, trace = transform_generator(), Recorder(), TraceRecorder()
     options = TransformOptions(hyde=True, step_back=True, expand=True)
-    retrieve_planned(
-        QUESTION, options, transforms=_transforms(gen), embed=rec.embed, search=rec.search, trace=trace
-    )
+    retrieve(options, gen, rec, trace)
     assert len(rec.embedded) == 1
     assert rec.embedded[0] == [
         QUESTION,
@@ -109,20 +145,27 @@ def test_composed_transforms_embed_every_text_in_one_batch() -> None:
     for name in ("transform:hyde", "transform:step-back", "transform:expand"):
         assert int(str(stages[name].detail["tokens"])) > 0
         assert stages[name].detail["outputs"]
-    planned: Any = stages["query-lists"].detail["queries"]
-    assert planned["hyde"].startswith("The frobnicator")
+    assert queries[-1].text.startswith("The frobnicator")
+
+
+def test_query_lists_stage_counts_each_lists_contribution() -> None:
+    queries = [Query("q", "question"), Query("h", "hyde", lexical=False)]
+    found = [
+        Candidate(_chunk("a"), 0.3, origins=("dense:question", "dense:hyde")),
+        Candidate(_chunk("b"), 0.2, origins=("dense:hyde",)),
+    ]
+    staged = query_lists_stage(queries, found)
+    assert staged.value == found
+    assert staged.detail == {
+        "queries": {"question": "q", "hyde": "h"},
+        "candidates_by_list": {"dense:question": 1, "dense:hyde": 2},
+        "only_from_list": {"dense:hyde": 1},
+    }
 
 
 def test_bm25_mode_drops_the_dense_only_hyde_query() -> None:
     gen, rec = transform_generator(), Recorder()
-    retrieve_planned(
-        QUESTION,
-        TransformOptions(hyde=True, step_back=True),
-        transforms=_transforms(gen),
-        embed=None,
-        search=rec.search,
-        trace=TraceRecorder(),
-    )
+    retrieve(TransformOptions(hyde=True, step_back=True), gen, rec, TraceRecorder(), bm25_only=True)
     assert [q.label for q in rec.searches[0][1]] == ["question", "step-back"]
     assert rec.embedded == []
 
@@ -130,15 +173,8 @@ def test_bm25_mode_drops_the_dense_only_hyde_query() -> None:
 def test_decompose_overrides_the_others_and_says_so() -> None:
     gen, rec, trace = transform_generator(), Recorder(), TraceRecorder()
     warnings: list[str] = []
-    found = retrieve_planned(
-        QUESTION,
-        TransformOptions(hyde=True, step_back=True, expand=True, decompose=True),
-        transforms=_transforms(gen),
-        embed=rec.embed,
-        search=rec.search,
-        trace=trace,
-        warn=warnings.append,
-    )
+    options = TransformOptions(hyde=True, step_back=True, expand=True, decompose=True)
+    found = retrieve(options, gen, rec, trace, warnings=warnings)
     assert kinds(gen) == ["decompose"]
     assert warnings == [DECOMPOSE_NOTE]
     assert any(t.stage == "plan" and t.detail["note"] == DECOMPOSE_NOTE for t in trace.stages)
@@ -165,15 +201,7 @@ def test_transform_outputs_are_cached(tmp_path: Path) -> None:
     store = CacheStore(tmp_path)
     options = TransformOptions(hyde=True, step_back=True, expand=True)
     for _ in range(2):
-        rec = Recorder()
-        retrieve_planned(
-            QUESTION,
-            options,
-            transforms=_transforms(gen, store),
-            embed=rec.embed,
-            search=rec.search,
-            trace=TraceRecorder(),
-        )
+        retrieve(options, gen, Recorder(), TraceRecorder(), cache=store)
     assert kinds(gen) == ["step-back", "expand", "hyde"]
 
 

@@ -30,9 +30,7 @@ def models() -> Raggity:
 def indexed(tmp_path: Path, models: Raggity) -> tuple[Path, IndexLayout]:
     config = write_rag_config(tmp_path)
     write_corpus(tmp_path / "docs", 5)
-    session = Raggity(load_config(config))
-    session.__dict__["embedder"] = models.embedder
-    session.__dict__["tokenizer"] = models.tokenizer
+    session = Raggity(load_config(config), embedder=models.embedder, tokenizer=models.tokenizer)
     session.ingest()
     return config, IndexLayout(tmp_path / ".raggity")
 

@@ -36,10 +36,7 @@ def models() -> Raggity:
 
 
 def session(config: Path, models: Raggity) -> Raggity:
-    s = Raggity(load_config(config))
-    s.__dict__["embedder"] = models.embedder
-    s.__dict__["tokenizer"] = models.tokenizer
-    return s
+    return Raggity(load_config(config), embedder=models.embedder, tokenizer=models.tokenizer)
 
 
 def test_second_ingest_is_refused_then_waits(tmp_path: Path) -> None:

@@ -80,19 +80,15 @@ class World:
 
     def session_copy(self) -> Raggity:
         """A new session (no cached snapshot) sharing the loaded models."""
-        fresh = Raggity(self.session.config)
-        fresh.__dict__["embedder"] = self.session.embedder
-        fresh.__dict__["tokenizer"] = self.session.tokenizer
-        return fresh
+        return Raggity(self.session.config, embedder=self.session.embedder, tokenizer=self.session.tokenizer)
 
     def clean_ingest(self) -> IndexState:
         """A fresh index of work/docs, built elsewhere, with the same settings."""
         fresh = self.work.parent / "fresh-index"
         shutil.rmtree(fresh, ignore_errors=True)
         config = replace(self.session.config, index=IndexConfig(path=str(fresh)))
-        clean = Raggity(config)
-        clean.__dict__["embedder"] = self.session.embedder  # share the loaded model
-        clean.__dict__["tokenizer"] = self.session.tokenizer
+        # Shares the loaded model.
+        clean = Raggity(config, embedder=self.session.embedder, tokenizer=self.session.tokenizer)
         clean.ingest()
         state = read_state(fresh)
         shutil.rmtree(fresh)

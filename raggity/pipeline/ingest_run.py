@@ -1,0 +1,147 @@
+"""One `rag ingest`: discover the files, take the writer lock, carry other folders' files over a
+rebuild, bring the index in step (IndexSync), and update the entity graph when it is on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from raggity.config.schema import IngestConfig
+from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError
+from raggity.core.protocols import Embedder, Generator, Tokenizer
+from raggity.ingest.chunker import ChunkingSettings
+from raggity.ingest.discover import discover
+from raggity.pipeline.graph_build import GraphBuildReport, GraphBuildSettings, GraphProgress, build_graph
+from raggity.pipeline.ingest import (
+    IndexSync,
+    IngestProgress,
+    IngestReport,
+    Skipped,
+    SourceFile,
+    index_fingerprint,
+)
+from raggity.pipeline.sources import file_source, in_roots
+from raggity.store.ingest_lock import IngestLock
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    """What to ingest and how: absolute roots, and the options of `rag ingest`."""
+
+    roots: tuple[Path, ...]
+    rebuild: bool = False
+    strict: bool = False
+    wait_seconds: float = 0.0
+
+
+class IngestRun:
+    """Orchestrates one ingest over an index folder. Models are passed in ready (or as loaders for
+    the graph's generator, which is loaded only when some chunk needs extracting)."""
+
+    def __init__(
+        self,
+        layout: IndexLayout,
+        settings: IngestConfig,
+        chunking: ChunkingSettings,
+        *,
+        embedder: Embedder,
+        tokenizer: Tokenizer,
+        graph: GraphUpdate | None = None,
+        warn: Callable[[str], None],
+    ) -> None:
+        self._layout = layout
+        self._settings = settings
+        self._chunking = chunking
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self._graph = graph
+        self._warn = warn
+
+    def run(
+        self,
+        request: IngestRequest,
+        *,
+        progress: IngestProgress | None = None,
+        graph_progress: GraphProgress | None = None,
+    ) -> IngestReport:
+        for root in request.roots:
+            if not root.exists():
+                raise RaggityError(f"{root}: no such file or folder", "check the path")
+        with IngestLock(self._layout.lock, wait_seconds=request.wait_seconds):
+            found = discover(list(request.roots), self._settings)
+            sources: list[SourceFile] = []
+            early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
+            for path in found.files:
+                try:
+                    sources.append(file_source(path))
+                except OSError as exc:
+                    early.append(Skipped(str(path), f"unreadable: {exc.strerror or exc}"))
+            for skipped in early:
+                if progress is not None:
+                    progress.warn(skipped.source, skipped.reason)
+            sources += self._carried_over(request.roots, request.rebuild)
+            report = self.index_sources(
+                sources, in_roots(list(request.roots)), rebuild=request.rebuild, progress=progress
+            )
+            if self._graph is not None:
+                self._update_graph(self._graph, graph_progress)
+        report = replace(report, skipped=tuple(early) + report.skipped)
+        if request.strict and report.skipped:
+            raise IngestIncompleteError(
+                f"{len(report.skipped)} file(s) skipped; index updated with everything else",
+                "fix or exclude them, or run without --strict",
+            )
+        return report
+
+    def index_sources(
+        self,
+        sources: Sequence[SourceFile],
+        in_scope: Callable[[str], bool],
+        *,
+        rebuild: bool = False,
+        progress: IngestProgress | None = None,
+    ) -> IngestReport:
+        """Brings the index in step with `sources`; the caller holds the ingest lock."""
+        sync = IndexSync(
+            self._layout,
+            embedder=self._embedder,
+            tokenizer=self._tokenizer,
+            chunking=self._chunking,
+            progress=progress,
+        )
+        return sync.run(sources, in_scope, rebuild=rebuild)
+
+    def _update_graph(self, graph: GraphUpdate, progress: GraphProgress | None) -> None:
+        """A failed graph update leaves the committed index as it is and says how to retry."""
+        try:
+            graph.run(self._layout, progress)
+        except RaggityError as exc:
+            self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
+
+    def _carried_over(self, roots: Sequence[Path], rebuild: bool) -> list[SourceFile]:
+        """A rebuild empties the whole index, so files indexed from other folders are indexed again
+        with the new settings instead of silently disappearing."""
+        try:
+            manifest = load_manifest(self._layout.manifest)
+        except IndexStateError:
+            return []  # damaged: nothing trustworthy to carry over
+        current = index_fingerprint(self._embedder.identity, self._chunking)
+        if not rebuild and manifest.fingerprint in (None, current):
+            return []
+        inside = in_roots(list(roots))
+        return [file_source(Path(s)) for s in manifest.sources if not inside(s) and Path(s).is_file()]
+
+
+@dataclass(frozen=True)
+class GraphUpdate:
+    """Brings an index's entity graph up to date; the generator is loaded only if needed."""
+
+    generator: Callable[[], Generator]
+    settings: GraphBuildSettings
+
+    def run(self, layout: IndexLayout, progress: GraphProgress | None = None) -> GraphBuildReport:
+        """The caller holds the index's writer lock."""
+        return build_graph(layout, self.generator, settings=self.settings, progress=progress)

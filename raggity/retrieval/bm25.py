@@ -1,0 +1,31 @@
+"""Lexical retrieval: BM25 over the Tantivy index."""
+
+from __future__ import annotations
+
+from raggity.core.types import Candidate, Query
+from raggity.retrieval.ranked import ranked_candidates
+from raggity.store.bm25_index import Bm25Reader
+from raggity.store.vector_table import VectorTableReader
+
+
+class Bm25Retriever:
+    """Scores are Tantivy BM25 scores (unbounded, >= 0); a non-lexical query (HyDE) finds nothing.
+
+    Documents the manifest does not list are skipped, over-fetching by their count (`slack`).
+    """
+
+    def __init__(
+        self, index: Bm25Reader, table: VectorTableReader, live: frozenset[str], *, slack: int, limit: int
+    ) -> None:
+        self._index = index
+        self._table = table
+        self._live = live
+        self._slack = slack
+        self._limit = limit
+
+    def retrieve(self, query: Query) -> list[Candidate]:
+        if not query.lexical:
+            return []
+        pairs = self._index.search(query.text, self._limit + self._slack)
+        live = [(cid, score) for cid, score in pairs if cid in self._live][: self._limit]
+        return ranked_candidates(live, self._table, origin=f"bm25:{query.label}", ranked_by="bm25")
