@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.isolation import isolated_state
 
 
 class NetworkBlockedError(RuntimeError):
@@ -55,8 +58,6 @@ def _state_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_state(monkeypatch: pytest.MonkeyPatch, _state_dirs: dict[str, Path]) -> None:
-    for name, path in _state_dirs.items():
-        monkeypatch.setenv(name, str(path))
-    monkeypatch.delenv("RAGGITY_CONFIG", raising=False)
-    monkeypatch.delenv("RAGGITY_DEBUG", raising=False)
+def _isolated_state(_state_dirs: dict[str, Path]) -> Iterator[None]:
+    with isolated_state(_state_dirs):
+        yield

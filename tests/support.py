@@ -7,11 +7,9 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 import tomli_w
 
 from raggity.pipeline.generation import TextGenerator
@@ -194,17 +192,6 @@ def line_range(path: Path, sentence: str) -> tuple[int, int]:
     at = text.index(sentence)
     first = text.count("\n", 0, at) + 1
     return first, first + sentence.count("\n")
-
-
-@contextmanager
-def isolated_state(state_dirs: dict[str, Path]) -> Iterator[None]:
-    """The environment tests/conftest.py gives each test, for module-scoped fixtures that run outside it."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, path in state_dirs.items():
-            patch.setenv(name, str(path))
-        patch.delenv("RAGGITY_CONFIG", raising=False)
-        patch.delenv("RAGGITY_DEBUG", raising=False)
-        yield
 
 
 def store_ids(layout: IndexLayout) -> set[str]:

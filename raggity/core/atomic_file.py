@@ -33,8 +33,12 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def fsync_dir(folder: Path) -> None:
-    """Makes a rename inside `folder` durable across power loss."""
-    fd = os.open(folder, os.O_RDONLY)
+    """Makes a rename inside `folder` durable across power loss. Platforms that cannot open a
+    directory (Windows) make renames durable without it, so that case is skipped."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except (IsADirectoryError, PermissionError):
+        return
     try:
         os.fsync(fd)
     finally:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def os_reason(exc: OSError) -> str:
+    """The short reason of an OS error for a one-line message ("Permission denied")."""
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
 class RaggityError(Exception):
     """Base of every error the CLI turns into one clear line and a non-zero exit code."""
 

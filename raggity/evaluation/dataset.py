@@ -9,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from raggity.core.errors import DatasetError
+from raggity.core.errors import DatasetError, os_reason
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class _Source:
                     if line.strip():
                         yield lineno, line.rstrip("\r\n")
         except OSError as exc:
-            raise DatasetError(f"cannot read {self.label}: {exc.strerror or exc}") from None
+            raise DatasetError(f"cannot read {self.label}: {os_reason(exc)}") from None
 
     def objects(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield (line number, object) for every JSON line."""

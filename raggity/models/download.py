@@ -18,7 +18,8 @@ from email.message import Message
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
-from raggity.core.errors import DownloadError, ModelError
+from raggity.core.atomic_file import atomic_write_text, fsync_dir
+from raggity.core.errors import DownloadError, ModelError, os_reason
 from raggity.models.hashing import sha256_file
 
 ProgressCallback = Callable[[int, int | None], None]
@@ -96,7 +97,7 @@ def download_all(
     try:
         partial.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DownloadError(f"cannot create {partial}: {exc.strerror}") from exc
+        raise DownloadError(f"cannot create {partial}: {os_reason(exc)}") from exc
     records: list[dict[str, object]] = []
     finished = 0
     try:
@@ -115,8 +116,8 @@ def download_all(
     try:
         os.rename(partial, dest)
     except OSError as exc:
-        raise DownloadError(f"cannot move {partial} to {dest}: {exc.strerror}") from exc
-    _fsync_dir(dest.parent)
+        raise DownloadError(f"cannot move {partial} to {dest}: {os_reason(exc)}") from exc
+    fsync_dir(dest.parent)
     return dest
 
 
@@ -208,7 +209,7 @@ def _fetch(
     try:
         part.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DownloadError(f"cannot create {part.parent}: {exc.strerror}") from exc
+        raise DownloadError(f"cannot create {part.parent}: {os_reason(exc)}") from exc
     failures = 0
     while True:
         try:
@@ -229,7 +230,7 @@ def _fetch(
             "the file changed upstream or was corrupted in transit; try again",
         )
     os.replace(part, target)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return target, digest
 
 
@@ -330,7 +331,7 @@ def _open_part(part: Path, *, append: bool) -> BinaryIO:
     try:
         return part.open("ab") if append else part.open("wb")
     except OSError as exc:
-        raise DownloadError(f"cannot write {part}: {exc.strerror}") from exc
+        raise DownloadError(f"cannot write {part}: {os_reason(exc)}") from exc
 
 
 def _write(out: BinaryIO, chunk: bytes, part: Path) -> None:
@@ -338,7 +339,7 @@ def _write(out: BinaryIO, chunk: bytes, part: Path) -> None:
     try:
         out.write(chunk)
     except OSError as exc:
-        raise DownloadError(f"cannot write {part}: {exc.strerror}") from exc
+        raise DownloadError(f"cannot write {part}: {os_reason(exc)}") from exc
 
 
 def _sync(out: BinaryIO, part: Path) -> None:
@@ -346,34 +347,14 @@ def _sync(out: BinaryIO, part: Path) -> None:
         out.flush()
         os.fsync(out.fileno())
     except OSError as exc:
-        raise DownloadError(f"cannot write {part}: {exc.strerror}") from exc
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes a rename durable; not every platform can open a directory, and that is fine.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        raise DownloadError(f"cannot write {part}: {os_reason(exc)}") from exc
 
 
 def _write_manifest(path: Path, records: list[dict[str, object]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    text = json.dumps({"format": 1, "files": records}, indent=2) + "\n"
     try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps({"format": 1, "files": records}, indent=2) + "\n")
     except OSError as exc:
-        raise DownloadError(f"cannot write {path}: {exc.strerror}") from exc
+        raise DownloadError(f"cannot write {path}: {os_reason(exc)}") from exc
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from raggity.config.schema import IngestConfig
-from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError
+from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError, os_reason
 from raggity.core.protocols import Embedder, Generator, Tokenizer
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover
@@ -78,7 +78,7 @@ class IngestRun:
                 try:
                     sources.append(file_source(path))
                 except OSError as exc:
-                    early.append(Skipped(str(path), f"unreadable: {exc.strerror or exc}"))
+                    early.append(Skipped(str(path), f"unreadable: {os_reason(exc)}"))
             for skipped in early:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from raggity.core.types import Document
 from raggity.ingest.readers import read_file
+from raggity.models.hashing import sha256_file
 from raggity.pipeline.ingest import SourceFile
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def file_source(path: Path) -> SourceFile:
@@ -25,7 +17,7 @@ def file_source(path: Path) -> SourceFile:
     def read() -> Iterator[Document]:
         return read_file(path)
 
-    return SourceFile(str(path), stat.st_size, stat.st_mtime_ns, lambda: _file_digest(path), read)
+    return SourceFile(str(path), stat.st_size, stat.st_mtime_ns, lambda: sha256_file(path), read)
 
 
 def in_roots(roots: list[Path]) -> Callable[[str], bool]:

@@ -16,10 +16,10 @@ from raggity.core.types import ABSTAIN_MESSAGE, Answer
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.models import load_generator
 from raggity.store.vector_table import VectorTableReader
+from tests.isolation import isolated_state
 from tests.support import (
     RecordingGenerator,
     ScriptedGenerator,
-    isolated_state,
     line_range,
     must_not_generate,
     store_ids,

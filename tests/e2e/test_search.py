@@ -19,10 +19,10 @@ from raggity.pipeline.citations import content_words
 from raggity.pipeline.search import HybridRetriever, IndexSnapshot, SearchOptions
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.vector_table import VectorTableReader
+from tests.isolation import isolated_state
 from tests.support import (
     HTML_SCRIPT_SECRET,
     PDF_PAGE_TWO_FACT,
-    isolated_state,
     store_ids,
     write_config,
     write_corpus,

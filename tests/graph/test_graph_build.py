@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +12,6 @@ from raggity.api.graph import graph_stats, show_entity
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
-from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.graph_build import (
     GraphBuildSettings,
     GraphBuildStatus,
@@ -24,30 +21,11 @@ from raggity.pipeline.graph_build import (
 from raggity.pipeline.ingest_run import GraphUpdate
 from raggity.pipeline.models import load_generator
 from raggity.retrieval.graph_model import load_graph
-from tests.support import write_config
+from tests.support import RecordingGenerator, write_config
 
 ALPHA = "Marie Curie worked in Paris. She discovered polonium with Pierre Curie.\n"
 BETA = "The Danube flows through Vienna and Budapest before it reaches the Black Sea.\n"
 ALPHA_EDITED = "Marie Curie won two Nobel Prizes. She later led the Radium Institute in Warsaw.\n"
-
-
-class CountingGenerator:
-    """Wraps a generator, recording each chunk text it is asked about and each raw reply."""
-
-    def __init__(self, inner: TextGenerator) -> None:
-        self.inner = inner
-        self.prompts: list[str] = []
-        self.replies: list[str] = []
-
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    def stream(self, messages: Sequence[dict[str, str]], **kwargs: Any) -> Iterator[str]:
-        self.prompts.append(messages[-1]["content"])
-        reply = "".join(self.inner.stream(messages, **kwargs))
-        self.replies.append(reply)
-        yield reply
 
 
 class Interrupt:
@@ -57,6 +35,11 @@ class Interrupt:
     def __call__(self, status: GraphBuildStatus) -> None:
         if status.done >= self.after:
             raise KeyboardInterrupt
+
+
+def prompts(generator: RecordingGenerator) -> list[str]:
+    """The chunk text of each extraction prompt (its last message)."""
+    return [messages[-1]["content"] for messages in generator.calls]
 
 
 def _config(root: Path, docs: Path) -> Config:
@@ -75,7 +58,7 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     (docs / "alpha.txt").write_text(ALPHA)
     (docs / "beta.txt").write_text(BETA)
     graph_on = _config(tmp_path, docs)
-    counting = CountingGenerator(load_generator(graph_on))
+    counting = RecordingGenerator(load_generator(graph_on))
     graph_off = replace(graph_on, retrieval=replace(graph_on.retrieval, graph=False))
     session = Raggity(graph_off, generator=counting)  # type: ignore[arg-type]
     session.ingest([docs])  # index only
@@ -86,14 +69,14 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     # Interrupted after the first chunk: that chunk is saved, the rest is left for the next run.
     with pytest.raises(KeyboardInterrupt):
         update.run(session.layout, Interrupt(after=1))
-    assert len(counting.prompts) == 1
+    assert len(prompts(counting)) == 1
     assert load_graph(session.layout.graph).processed() == {live[0]}
-    first_prompt = counting.prompts[0]
+    first_prompt = prompts(counting)[0]
 
     report = update.run(session.layout)
     assert (report.extracted, report.unchanged) == (1, 1)
-    assert len(counting.prompts) == 2
-    assert first_prompt not in counting.prompts[1:]  # not sent to the model again
+    assert len(prompts(counting)) == 2
+    assert first_prompt not in prompts(counting)[1:]  # not sent to the model again
     assert load_graph(session.layout.graph).processed() == set(live)
 
     # Edit one file, delete another: the automatic update after ingest extracts only the new chunk.
@@ -101,8 +84,8 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     (docs / "alpha.txt").write_text(ALPHA_EDITED)
     (docs / "beta.txt").unlink()
     Raggity(graph_on, generator=counting).ingest([docs])  # type: ignore[arg-type]
-    assert len(counting.prompts) == 3
-    assert "Radium Institute" in counting.prompts[2]
+    assert len(prompts(counting)) == 3
+    assert "Radium Institute" in prompts(counting)[2]
     new_live = set(live_chunk_ids(session.layout))
     graph = load_graph(session.layout.graph)
     assert graph.processed() == new_live
@@ -112,7 +95,7 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
         assert node.chunk_ids <= new_live
 
     # Every reply of the model parsed (grammar-constrained JSON; truncated replies are salvaged).
-    for prompt, reply in zip(counting.prompts, counting.replies, strict=True):
+    for prompt, reply in zip(prompts(counting), counting.replies, strict=True):
         assert parse_extraction(reply, prompt) is not None, reply
         try:
             json.loads(reply)

@@ -14,7 +14,7 @@ from raggity.config.schema import GenerationConfig
 from raggity.inference.generator import LlamaGenerator
 from raggity.inference.greedy_grammar import GreedyGrammar
 from raggity.models.registry import resolve_generator
-from tests.support import isolated_state
+from tests.isolation import isolated_state
 
 SCHEMA: dict[str, object] = {
     "type": "object",

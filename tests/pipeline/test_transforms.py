@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,6 @@ from raggity.config.loader import load_config
 from raggity.core.protocols import Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Chunk, Location, Query
-from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.query_plan import (
     DECOMPOSE_NOTE,
     TransformOptions,
@@ -30,7 +29,8 @@ from raggity.pipeline.transforms import (
     parse_questions,
 )
 from raggity.store.cache_store import CacheStore
-from tests.support import ScriptedGenerator, isolated_state, write_config
+from tests.isolation import isolated_state
+from tests.support import RecordingGenerator, ScriptedGenerator, write_config
 
 QUESTION = "How much disk space does the frobnicator need on Linux?"
 
@@ -274,37 +274,8 @@ def test_real_model_transforms_reach_fusion(smol: Raggity) -> None:
     assert stages["fusion"].n_in == sum(dense_lists.values()) + sum(bm25_lists.values())
 
 
-class Capturing:
-    """Wraps a real generator and keeps the raw text of every reply."""
-
-    def __init__(self, inner: TextGenerator) -> None:
-        self.inner = inner
-        self.replies: list[str] = []
-        self.identity = inner.identity
-        self.context_size = inner.context_size
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def stream(
-        self,
-        messages: Sequence[dict[str, str]],
-        *,
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, object] | None = None,
-    ) -> Iterator[str]:
-        raw = "".join(
-            self.inner.stream(
-                messages, max_tokens=max_tokens, temperature=temperature, json_schema=json_schema
-            )
-        )
-        self.replies.append(raw)
-        yield raw
-
-
 def test_real_model_decompose_parses_every_seed(smol: Raggity) -> None:
-    model = Capturing(smol.generator)
+    model = RecordingGenerator(smol.generator)
     transforms = Transforms(
         lambda: model,
         identity=model.identity,

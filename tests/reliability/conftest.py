@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.isolation import isolated_state
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _module_state(_state_dirs: dict[str, Path]) -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name, path in _state_dirs.items():
-            mp.setenv(name, str(path))
-        for name in ("RAGGITY_CONFIG", "RAGGITY_DEBUG", "RAGGITY_KILL_AT", "RAGGITY_BATCH_CHUNKS"):
-            mp.delenv(name, raising=False)
+    with isolated_state(_state_dirs):
         yield

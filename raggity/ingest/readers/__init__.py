@@ -5,17 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from raggity.core.errors import RaggityError
 from raggity.core.types import Document
+from raggity.ingest.readers.errors import UnreadableFileError
 from raggity.ingest.readers.kinds import kind_of
 
 __all__ = ["UnreadableFileError", "read_file"]
 
 DEFAULT_SEGMENT_CHARS = 4_000_000
-
-
-class UnreadableFileError(RaggityError):
-    """This one file yields no text; the message is a short reason ("binary file", "encrypted PDF")."""
 
 
 def read_file(path: Path, *, segment_chars: int = DEFAULT_SEGMENT_CHARS) -> Iterator[Document]:

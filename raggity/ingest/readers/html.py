@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from raggity.core.types import Document, Heading
-from raggity.ingest.readers import UnreadableFileError
+from raggity.ingest.readers.errors import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.text import bom_encoding, decode_bytes, require_text
 

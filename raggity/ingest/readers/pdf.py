@@ -14,7 +14,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError
 
 from raggity.core.types import Document, PageSpan
-from raggity.ingest.readers import UnreadableFileError
+from raggity.ingest.readers.errors import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 PAGE_SEPARATOR = "\n\n"

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from raggity.ingest.readers import UnreadableFileError
+from raggity.core.errors import os_reason
+from raggity.ingest.readers.errors import UnreadableFileError
 
 _NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 
@@ -25,8 +26,7 @@ def os_error_reason(exc: OSError) -> str:
         return "not a file"
     if exc.errno == errno.ELOOP:
         return "symlink loop"
-    detail = exc.strerror or str(exc) or type(exc).__name__
-    return f"unreadable: {detail.lower()}"
+    return f"unreadable: {os_reason(exc).lower()}"
 
 
 @contextmanager

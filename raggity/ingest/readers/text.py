@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from raggity.core.types import Document, DocumentKind
-from raggity.ingest.readers import UnreadableFileError
+from raggity.ingest.readers.errors import UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 BLOCK_BYTES = 1 << 16
