@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,15 @@ class OnnxCrossEncoder:
     """Reranker over a standard cross-encoder export; satisfies raggity.core.protocols.Scorer."""
 
     def __init__(
-        self, folder: Path, *, max_tokens: int = 512, batch_size: int = 16, threads: int = 0
+        self,
+        folder: Path,
+        *,
+        max_tokens: int = 512,
+        batch_size: int = 16,
+        threads: int = 0,
+        session: Callable[[Any], Any] | None = None,
     ) -> None:
+        """`session` wraps the ONNX Runtime session once it is created (tests record its runs)."""
         if max_tokens < _MIN_TOKENS:
             raise ValueError(f"max_tokens must be at least {_MIN_TOKENS}, got {max_tokens}")
         if batch_size < 1:
@@ -60,7 +67,8 @@ class OnnxCrossEncoder:
         self._max_tokens = max_tokens
         self._batch_size = batch_size
         self._plain, self._pairs, self._pad_id = _load_tokenizers(tokenizer_path, max_tokens)
-        self._session = create_session(model_path, threads)
+        created = create_session(model_path, threads)
+        self._session = created if session is None else session(created)
         self._inputs = _check_inputs(self._session, model_path)
         names = [output.name for output in self._session.get_outputs()]
         self._output = "logits" if "logits" in names else names[0]
