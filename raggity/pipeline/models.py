@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from raggity.config.schema import Config
+from raggity.config.schema import Config, RetrievalConfig
 from raggity.core.protocols import Embedder, Scorer, Tokenizer
 from raggity.models.registry import (
     describe_reranker_fix,
@@ -44,13 +44,19 @@ def embedder_identity(config: Config) -> str:
 
 
 def load_scorer(config: Config, warn: Callable[[str], None]) -> Scorer | None:
-    """The cross-encoder, or None (with one warning) when it is off or not installed."""
+    """The cross-encoder, or None when it is off or not installed.
+
+    No offline install has the default cross-encoder, so its absence is not news on every command:
+    the trace marks the stage skipped and `rag doctor`/`rag status` say how to install one. Only a
+    reranker the user named (a non-default `rerank_model`) that cannot be found is warned about.
+    """
     cfg = config.retrieval
     if not cfg.rerank:
         return None
     folder = resolve_reranker(cfg, config.base_dir)
     if folder is None:
-        warn(f"reranking skipped: {describe_reranker_fix(cfg)}")
+        if cfg.rerank_model != RetrievalConfig.rerank_model:
+            warn(f"reranking skipped: {describe_reranker_fix(cfg)}")
         return None
     from raggity.inference.cross_encoder import OnnxCrossEncoder
 
