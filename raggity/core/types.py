@@ -150,6 +150,7 @@ class Answer:
     trace: tuple[StageTrace, ...]
     cached: bool = False
     unsupported_sentences: tuple[str, ...] = ()
+    refused: bool = False
 
 
 ABSTAIN_MESSAGE = "I don't have enough information in the indexed documents to answer that."
