@@ -62,13 +62,17 @@ def eval_command(
     per_group: Annotated[
         int | None,
         typer.Option(
-            "--per-group", help=f"With --answers: questions per group [default: {_DEFAULT_PER_GROUP}].", min=1
+            "--per-group",
+            help=f"With --answers: questions asked per group (default: {_DEFAULT_PER_GROUP}).",
+            min=1,
         ),
     ] = None,
     seed: Annotated[
         int | None,
         typer.Option(
-            "--seed", help=f"With --answers: seed of the question samples [default: {_DEFAULT_SEED}].", min=0
+            "--seed",
+            help=f"With --answers: seed that draws the question samples (default: {_DEFAULT_SEED}).",
+            min=0,
         ),
     ] = None,
     model: Annotated[
@@ -264,11 +268,11 @@ def _answers(
     if json_out:
         print_json(out, asdict(report))
         return
-    out.print(Text(_answer_heading(report)))
+    out.print(Text(answer_heading(report)))
     out.print(answer_table(report))
 
 
-def _answer_heading(report: AnswerReport) -> str:
+def answer_heading(report: AnswerReport) -> str:
     return (
         f"{report.dataset}: {report.documents} documents, {report.chunks} chunks, indexed in "
         f"{report.index_seconds:.1f}s; model {report.model}; seed {report.seed}, up to {report.per_group} per group"
