@@ -183,20 +183,12 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
     assert len(by_id) == 9
 
     rollo, galileo, rise = by_id["a-rollo"], by_id["a-galileo"], by_id["a-rise"]
-    assert (rollo.correct, rollo.f1, rollo.cites_gold, rollo.verified) == (
-        True,
-        pytest.approx(2 / 7),
-        True,
-        True,
-    )
+    assert (rollo.correct, rollo.cites_gold, rollo.verified) == (True, True, True)
+    assert rollo.f1 == pytest.approx(2 / 7)  # "norse raiders were led by rollo" vs "rollo": P 1/6, R 1
     assert [(c.source, c.supported) for c in rollo.citations] == [("normans", True)]
     assert (galileo.correct, galileo.cites_gold, galileo.verified) == (False, True, True)
-    assert (rise.correct, rise.f1, rise.cites_gold, rise.verified) == (
-        True,
-        pytest.approx(8 / 11),
-        False,
-        False,
-    )
+    assert (rise.correct, rise.cites_gold, rise.verified) == (True, False, False)
+    assert rise.f1 == pytest.approx(8 / 11)  # "bulk rise takes four to six hours": P 4/7, R 4/4
     # The unrelated questions are declined by the pipeline's own abstention, before any generation.
     for key, _ in UNRELATED:
         assert (by_id[key].declined, by_id[key].abstained, by_id[key].ttft_s) == (True, True, None)
