@@ -62,13 +62,16 @@ def evaluate_answers(
     unrelated = load_beir(abstain_queries).queries if abstain_queries is not None else ()
     cases = sample_cases(dataset.questions, unrelated, per_group, seed)
     with eval_session(config, index_dir, warn, open_session) as session:
-        # Resolving the generator first makes a wrong model name fail before a long ingest.
-        model = session.generator_identity
+        # Resolving the generator's file first makes a wrong model name fail before a long ingest.
+        _ = session.generator_identity
         index_seconds = index_corpus(session, dataset, progress)
+        # Loaded before the first question, so that no question's time includes loading a model.
+        _ = session.scorer
+        generator = session.generator
         records = run_cases(session, cases, answers)
         return AnswerReport(
             dataset=dataset.name,
-            model=model,
+            model=generator.identity,
             seed=seed,
             per_group=per_group,
             documents=len(dataset.corpus),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from raggity.config.loader import load_config
 from raggity.config.schema import Config
 from raggity.evaluation.answer_run import AnswerRecord, CitedSource, GroupScore, sample_cases, summarize_all
 from raggity.evaluation.dataset import load_beir
+from raggity.pipeline.generation import TextGenerator
 from tests.support import Messages, ScriptedGenerator, assert_clean_error, rag, write_config
 
 PARAGRAPHS = {
@@ -126,23 +128,29 @@ def _reply(messages: Messages) -> str:
     return "Nobody knows."
 
 
-def _open_scripted(generator: ScriptedGenerator) -> Any:
-    def open_session(config: Config) -> Raggity:
-        session = Raggity(config)
-        # The instance's generator, as tests/e2e/test_ask.py gives a session its embedder.
-        session.__dict__["generator"] = generator
-        return session
+class ScriptedSession(Raggity):
+    """A real session whose generator is `generator`, noting in `events` when it is loaded."""
 
-    return open_session
+    def __init__(self, config: Config, generator: ScriptedGenerator, events: list[str]) -> None:
+        super().__init__(config)
+        self._scripted = generator
+        self._events = events
+
+    @cached_property
+    def generator(self) -> TextGenerator:
+        self._events.append("load generator")
+        return self._scripted
 
 
 class Recorder:
-    def __init__(self) -> None:
+    def __init__(self, events: list[str]) -> None:
         self.total = 0
         self.records: list[AnswerRecord] = []
+        self._events = events
 
     def begin(self, total: int) -> None:
         self.total = total
+        self._events.append("first question")
 
     def answered(self, record: AnswerRecord) -> None:
         self.records.append(record)
@@ -150,10 +158,11 @@ class Recorder:
 
 def _scripted_run(
     collections: tuple[Path, Path], tmp_path: Path
-) -> tuple[AnswerReport, Recorder, ScriptedGenerator]:
+) -> tuple[AnswerReport, Recorder, ScriptedGenerator, list[str]]:
     dataset, other = collections
     generator = ScriptedGenerator(_reply)
-    recorder = Recorder()
+    events: list[str] = []
+    recorder = Recorder(events)
     config = load_config(write_config(tmp_path))
     report = evaluate_answers(
         dataset,
@@ -162,15 +171,17 @@ def _scripted_run(
         seed=5,
         abstain_queries=other,
         answers=recorder,
-        open_session=_open_scripted(generator),
+        open_session=lambda local: ScriptedSession(local, generator, events),
     )
-    return report, recorder, generator
+    return report, recorder, generator, events
 
 
 def test_scripted_answers_are_scored_through_the_real_pipeline(
     collections: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    report, recorder, generator = _scripted_run(collections, tmp_path)
+    report, recorder, generator, events = _scripted_run(collections, tmp_path)
+    # The model is loaded once, before the first question, so no question's time includes loading it.
+    assert events == ["load generator", "first question"]
     assert (report.dataset, report.documents, report.model, report.seed, report.per_group) == (
         "tiny",
         3,
