@@ -287,6 +287,32 @@ def test_answers_without_questions_is_a_clean_error(collections: tuple[Path, Pat
     assert "other/questions.jsonl is missing or empty" in line
 
 
+def test_an_unknown_model_fails_before_indexing(collections: tuple[Path, Path], tmp_path: Path) -> None:
+    write_config(tmp_path)
+    index = tmp_path / "index"
+    result = rag(
+        "eval",
+        str(collections[0]),
+        "--answers",
+        "--model",
+        "no-such-model",
+        "--index",
+        str(index),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 3
+    assert "'no-such-model' is neither packaged nor pulled" in assert_clean_error(result.stderr)
+    assert not index.exists()
+
+
+def test_an_unwritable_details_file_is_a_clean_error(collections: tuple[Path, Path], tmp_path: Path) -> None:
+    write_config(tmp_path)
+    details = tmp_path / "missing-folder" / "details.jsonl"
+    result = rag("eval", str(collections[0]), "--answers", "--details", str(details), cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"cannot write {details}" in assert_clean_error(result.stderr)
+
+
 def test_real_smollm_answers_from_the_command_line(collections: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, other = collections
     config = write_config(tmp_path, generation={"threads": 1})
