@@ -22,7 +22,7 @@ from raggity.core.errors import RaggityError
 
 if TYPE_CHECKING:
     from raggity.api.answer_eval import AnswerReport
-    from raggity.evaluation.answer_run import AnswerRecord
+    from raggity.evaluation.answer_run import AnswerRecord, GroupScore
 
 # Shown in --help; the values live in raggity.api.answer_eval (not imported here, to keep --help fast).
 _DEFAULT_PER_GROUP = 200
@@ -288,38 +288,23 @@ def _seconds(value: float | None) -> str:
 
 
 def answer_table(report: AnswerReport) -> Table:
-    """One row per question group; cells are Text, so nothing in them is read as markup."""
-    table = Table(show_header=True, header_style="bold")
-    columns = (
-        "group",
-        "n",
-        "correct",
-        "F1",
-        "declined",
-        "cites gold",
-        "no verified citation",
-        "marker-only",
-        "TTFT p50 s",
-        "TTFT p95 s",
-        "total p50 s",
-        "total p95 s",
+    """One column per question group and one row per measure, so it fits 80 columns; cells are Text,
+    so nothing in them is read as markup."""
+    rows: tuple[tuple[str, Callable[[GroupScore], str]], ...] = (
+        ("questions", lambda g: str(g.n)),
+        ("correct", lambda g: _share(g.correct)),
+        ("token F1", lambda g: "-" if g.f1 is None else f"{g.f1:.3f}"),
+        ("declined", lambda g: _share(g.declined)),
+        ("cites a gold paragraph", lambda g: _share(g.cites_gold)),
+        ("no verified citation", lambda g: _share(g.unverified)),
+        ("marker-only", lambda g: _share(g.marker_only)),
+        ("first token p50 / p95 s", lambda g: f"{_seconds(g.ttft_p50_s)} / {_seconds(g.ttft_p95_s)}"),
+        ("total p50 / p95 s", lambda g: f"{_seconds(g.total_p50_s)} / {_seconds(g.total_p95_s)}"),
     )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "group" else "right")
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("")
     for g in report.groups:
-        cells = (
-            g.group,
-            str(g.n),
-            _share(g.correct),
-            "-" if g.f1 is None else f"{g.f1:.3f}",
-            _share(g.declined),
-            _share(g.cites_gold),
-            _share(g.unverified),
-            _share(g.marker_only),
-            _seconds(g.ttft_p50_s),
-            _seconds(g.ttft_p95_s),
-            _seconds(g.total_p50_s),
-            _seconds(g.total_p95_s),
-        )
-        table.add_row(*(Text(cell) for cell in cells))
+        table.add_column(Text(g.group), justify="right")
+    for label, cell in rows:
+        table.add_row(Text(label), *(Text(cell(g)) for g in report.groups))
     return table

@@ -246,27 +246,28 @@ def test_the_same_seed_asks_the_same_questions_in_the_same_order(
 
 
 def test_the_table_renders_text_as_text() -> None:
-    group = GroupScore("answerable", 4, 3, 0.5, 0.4321, 0.25, 0.5, 1 / 3, 0.0, 1.234, 2.5, 3.0, 4.0)
-    report = AnswerReport("[red]x[/red]", "model[bold]", 0, 4, 3, 3, 1.0, (group,))
-    console = Console(record=True, width=200, color_system=None)
+    answerable = GroupScore("answerable", 4, 3, 0.5, 0.4321, 0.25, 0.5, 1 / 3, 0.0, 1.234, 2.5, 3.0, 4.0)
+    unrelated = GroupScore("out-of-corpus", 2, 0, None, None, 1.0, None, None, None, None, None, 0.1, 0.2)
+    report = AnswerReport("[red]x[/red]", "model[bold]", 0, 4, 3, 3, 1.0, (answerable, unrelated))
+    console = Console(record=True, width=80, color_system=None)
     console.print(answer_table(report))
-    text = console.export_text()
-    row = next(line for line in text.splitlines() if "answerable" in line)
-    cells = [cell.strip() for cell in re.split(r"[│|]", row) if cell.strip()]
-    assert cells == [
-        "answerable",
-        "4",
-        "50.0%",
-        "0.432",
-        "25.0%",
-        "50.0%",
-        "33.3%",
-        "0.0%",
-        "1.23",
-        "2.50",
-        "3.00",
-        "4.00",
-    ]
+    rows = {}
+    for line in console.export_text().splitlines():
+        cells = [cell.strip() for cell in re.split(r"[│┃|]", line)[1:-1]]
+        if len(cells) == 3:
+            rows[cells[0]] = cells[1:]
+    assert rows == {
+        "": ["answerable", "out-of-corpus"],
+        "questions": ["4", "2"],
+        "correct": ["50.0%", "-"],
+        "token F1": ["0.432", "-"],
+        "declined": ["25.0%", "100.0%"],
+        "cites a gold paragraph": ["50.0%", "-"],
+        "no verified citation": ["33.3%", "-"],
+        "marker-only": ["0.0%", "-"],
+        "first token p50 / p95 s": ["1.23 / 2.50", "- / -"],
+        "total p50 / p95 s": ["3.00 / 4.00", "0.10 / 0.20"],
+    }
 
 
 # -- the command line ------------------------------------------------------------------------------------
