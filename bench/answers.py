@@ -55,7 +55,8 @@ def run(per_group: int, seed: int, model: str | None) -> dict[str, Any]:
     return {
         "commit": _commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["rag", *command[1:]]),
+        # The throw-away config path means nothing later: say what it held instead.
+        "command": " ".join(["rag", *command[1:]]).replace(f"-c {config}", "-c EMPTY.toml"),
         "report": report,
     }
 
