@@ -10,12 +10,17 @@ from raggity.api.evaluate import eval_session, index_corpus, live_chunks
 from raggity.api.session import Raggity
 from raggity.config.schema import Config
 from raggity.core.errors import DatasetError
-from raggity.evaluation.answer_run import AnswerProgress, GroupScore, run_cases, sample_cases, summarize_all
+from raggity.evaluation.answer_run import (
+    DEFAULT_PER_GROUP,
+    DEFAULT_SEED,
+    AnswerProgress,
+    GroupScore,
+    run_cases,
+    sample_cases,
+    summarize_all,
+)
 from raggity.evaluation.dataset import load_beir
 from raggity.pipeline.ingest import IngestProgress
-
-DEFAULT_PER_GROUP = 200
-DEFAULT_SEED = 0
 
 
 @dataclass(frozen=True)

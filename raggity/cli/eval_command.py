@@ -19,14 +19,11 @@ from rich.text import Text
 
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
 from raggity.core.errors import RaggityError
+from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from raggity.api.answer_eval import AnswerReport
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
-
-# Shown in --help; the values live in raggity.api.answer_eval (not imported here, to keep --help fast).
-_DEFAULT_PER_GROUP = 200
-_DEFAULT_SEED = 0
 
 
 def eval_command(
@@ -63,7 +60,7 @@ def eval_command(
         int | None,
         typer.Option(
             "--per-group",
-            help=f"With --answers: questions asked per group (default: {_DEFAULT_PER_GROUP}).",
+            help=f"With --answers: questions asked per group (default: {DEFAULT_PER_GROUP}).",
             min=1,
         ),
     ] = None,
@@ -71,7 +68,7 @@ def eval_command(
         int | None,
         typer.Option(
             "--seed",
-            help=f"With --answers: seed that draws the question samples (default: {_DEFAULT_SEED}).",
+            help=f"With --answers: seed that draws the question samples (default: {DEFAULT_SEED}).",
             min=0,
         ),
     ] = None,
@@ -111,8 +108,8 @@ def eval_command(
         config,
         index,
         abstain_queries,
-        _DEFAULT_PER_GROUP if per_group is None else per_group,
-        _DEFAULT_SEED if seed is None else seed,
+        DEFAULT_PER_GROUP if per_group is None else per_group,
+        DEFAULT_SEED if seed is None else seed,
         model,
         details,
         json_out,
