@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.raggity-installed
 DEMO := .demo
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench bench-answers clean
 
 install: $(STAMP)
 
@@ -34,6 +34,10 @@ lint: install
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# The end-to-end answer benchmark (bench/answers.py): long (about 40 minutes with the default model on 2 cores).
+bench-answers: install
+	$(BIN)/python -m bench.answers
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -81,19 +82,8 @@ def evaluate(
     warn: Callable[[str], None] | None = None,
 ) -> EvalReport:
     dataset = load_beir(dataset_dir)
-    workdir = Path(tempfile.mkdtemp(prefix="raggity-eval-")) if index_dir is None else None
-    root = index_dir if index_dir is not None else workdir
-    assert root is not None
-    session = Raggity(
-        replace(config, index=IndexConfig(str(root.resolve())), source=config.source),
-        warn=warn or (lambda _: None),
-    )
-    try:
-        started = time.perf_counter()
-        session.ingest_run().index_sources(
-            [document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
-        )
-        index_seconds = time.perf_counter() - started
+    with eval_session(config, index_dir, warn) as session:
+        index_seconds = index_corpus(session, dataset, progress)
         depth = max(100, k)
         systems = _score_systems(session, dataset, k, depth, on_query)
         gold, best_answerable = _squad_checks(session, dataset, k)
@@ -107,19 +97,49 @@ def evaluate(
             dataset.name,
             len(dataset.corpus),
             len(dataset.queries),
-            _live_chunks(session),
+            live_chunks(session),
             index_seconds,
             systems,
             gold,
             floors,
             config.retrieval.sufficiency_floor,
         )
+
+
+@contextmanager
+def eval_session(
+    config: Config,
+    index_dir: Path | None,
+    warn: Callable[[str], None] | None = None,
+    open_session: Callable[[Config], Raggity] | None = None,
+) -> Iterator[Raggity]:
+    """A session on an evaluation index: `index_dir`, kept, or a throw-away folder deleted on exit.
+
+    `open_session` builds the session from the evaluation config (default: a plain Raggity), so a
+    caller can supply its own models.
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="raggity-eval-")) if index_dir is None else None
+    root = index_dir if index_dir is not None else workdir
+    assert root is not None
+    local = replace(config, index=IndexConfig(str(root.resolve())), source=config.source)
+    make = open_session or (lambda cfg: Raggity(cfg, warn=warn or (lambda _: None)))
+    try:
+        yield make(local)
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _live_chunks(session: Raggity) -> int:
+def index_corpus(session: Raggity, dataset: BeirDataset, progress: IngestProgress | None) -> float:
+    """Brings the session's index in step with the corpus (one source per document); returns seconds."""
+    started = time.perf_counter()
+    session.ingest_run().index_sources(
+        [document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
+    )
+    return time.perf_counter() - started
+
+
+def live_chunks(session: Raggity) -> int:
     from raggity.store.manifest import load_manifest
 
     return len(load_manifest(session.layout.manifest).live_ids())
