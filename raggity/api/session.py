@@ -159,7 +159,7 @@ class Raggity:
             if not root.exists():
                 raise RaggityError(f"{root}: no such file or folder", "check the path")
         with IngestLock(self.layout.lock, wait_seconds=wait_seconds):
-            found = discover(roots, self.config.ingest)
+            found = discover(roots, self.config.ingest, index_dir=self.layout.root)
             sources: list[SourceFile] = []
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
@@ -175,7 +175,9 @@ class Raggity:
             if self.config.retrieval.graph:
                 self._update_graph(graph_progress)
         self._snapshot = None
-        report = _with_skipped(report, early)
+        report = replace(
+            _with_skipped(report, early), excluded=tuple(Skipped(s.path, s.reason) for s in found.excluded)
+        )
         if strict and report.skipped:
             raise IngestIncompleteError(
                 f"{len(report.skipped)} file(s) skipped; index updated with everything else",

@@ -1,4 +1,4 @@
-"""A rich progress display for ingest: files, chunks and throughput; warnings printed above it."""
+"""A rich progress display for ingest: files, chunks and throughput."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,8 +15,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-
-from raggity.cli.render import display_path
 
 if TYPE_CHECKING:
     from raggity.pipeline.graph_build import GraphBuildStatus
@@ -45,7 +42,6 @@ class _LazyBar:
 
 class RichIngestProgress(_LazyBar):
     def __init__(self, console: Console) -> None:
-        self._console = console
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -59,7 +55,6 @@ class RichIngestProgress(_LazyBar):
         self._task = self._progress.add_task("ingest", total=None, chunks=0, rate="-")
         self._chunks = 0
         self._started = time.perf_counter()
-        self.warnings = 0
 
     def planned(self, files: int) -> None:
         self._progress.start()
@@ -73,11 +68,7 @@ class RichIngestProgress(_LazyBar):
         )
 
     def warn(self, source: str, reason: str) -> None:
-        self.warnings += 1
-        self._console.print(
-            f"[yellow]skipped[/yellow] {escape(repr(display_path(source)))}: {escape(reason)}",
-            highlight=False,
-        )
+        """Not printed here: the summary after the run gives one line per reason, not one per file."""
 
 
 class RichGraphProgress(_LazyBar):
