@@ -39,7 +39,7 @@ from raggity.ingest.generated import (
     generated_name,
     vendored_folder,
 )
-from raggity.ingest.ignore import IgnoreRules, match_form, parse_ignore_file
+from raggity.ingest.ignore import IgnoreRules, compile_globs, match_form, parse_ignore_file
 from raggity.ingest.private_files import CREDENTIALS, HIDDEN, is_hidden, may_hold_credentials
 from raggity.ingest.readers.kinds import kind_of
 
@@ -119,7 +119,7 @@ def _compile_globs(globs: Sequence[str], key: str) -> GitIgnoreSpec | None:
     if not globs:
         return None
     try:
-        return GitIgnoreSpec.from_lines(globs)
+        return compile_globs(globs)
     except (ValueError, re.error) as exc:
         raise ConfigError(f"{key}: invalid glob: {exc}", "use gitignore-style patterns") from exc
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, AnyStr, Literal
 
+from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 # pathspec's regexes mark "matched a folder, and the path continues below it" with this group.
@@ -151,6 +152,14 @@ class IgnoreFile:
             if pattern.matches(rel, is_dir):
                 return pattern.ignore
         return None
+
+
+def compile_globs(lines: Iterable[str]) -> GitIgnoreSpec:
+    """pathspec's GitIgnoreSpec over `lines`, with the patterns compiled as above.
+
+    The plain "re" backend: an optional re2 or hyperscan backend would not take atomic groups.
+    """
+    return GitIgnoreSpec.from_lines(lines, _LinearGlobPattern, backend="simple")
 
 
 def parse_ignore_file(base: str, lines: Iterable[str]) -> IgnoreFile:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -224,3 +226,30 @@ def test_prose_with_long_lines_is_read(root: Path) -> None:
 def test_a_generated_file_named_as_the_path_is_read(root: Path) -> None:
     make(root, "app.min.js", content="var a=1;" * 40 + "\n")
     assert discover([root / "app.min.js"], IngestConfig()).files == (root / "app.min.js",)
+
+
+# --- include and exclude globs use the same linear matching as ignore files (#12 item 10) ----------
+
+_GLOB_SCRIPT = """
+import sys
+from pathlib import Path
+from raggity.config.schema import IngestConfig
+from raggity.ingest.discover import discover
+
+config = IngestConfig(exclude=["a*a*a*a*a*a*a*a*a*a*b.md"], include=["**/x/**/x/**/x/**/x/**/*.md"])
+print(len(discover([Path(sys.argv[1])], config).files))
+"""
+
+
+def test_hostile_include_and_exclude_globs_finish(root: Path) -> None:
+    """pathspec's own regexes need hours for these names (fails by the subprocess timeout before)."""
+    deep = root.joinpath(*(["x"] * 60))
+    make(deep, "a" * 60 + ".md", "a" * 60 + "b.md")
+    done = subprocess.run(
+        [sys.executable, "-c", _GLOB_SCRIPT, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split() == ["1"]
