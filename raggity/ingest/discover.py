@@ -101,7 +101,7 @@ def discover(roots: Sequence[Path], config: IngestConfig, *, index_dir: Path | N
     return found.result()
 
 
-def shown(path: str) -> str:
+def _shown(path: str) -> str:
     """`path` with bytes that are not UTF-8 written as escapes (\\xe9), so that it can be printed
     and stored."""
     return os.fsencode(path).decode("utf-8", errors="backslashreplace")
@@ -154,7 +154,7 @@ class _Found:
 def _keep_best(
     entries: dict[str, tuple[SkippedFile, bool]], key: str, entry: SkippedFile, via_link: bool
 ) -> None:
-    entry = SkippedFile(shown(entry.path), entry.reason)
+    entry = SkippedFile(_shown(entry.path), entry.reason)
     current = entries.get(key)
     if (
         current is None

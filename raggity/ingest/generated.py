@@ -5,7 +5,8 @@ lib/linguist/generated.rb (machine-written files) and lib/linguist/vendor.yml (t
 raggity takes the rules of both that mark a file as machine-written or as a bundled copy, and leaves
 out those that mark a project's own files only to keep them out of language statistics:
 - from generated.rb: lock files (composer, Cargo, Gopkg/glide, poetry, pdm, uv, pixi, esy, deno,
-  npm package-lock and shrinkwrap, pnpm, Pipfile, Terraform, Package.resolved, flake, Bazel);
+  npm package-lock and shrinkwrap, pnpm, Pipfile, Terraform, Package.resolved, flake, Bazel; and,
+  of the same kind though not listed there, yarn.lock, bun.lock(b) and Gemfile.lock);
   Yarn Plug'n'Play (.pnp.*); source maps (*.js.map, *.css.map; any .map here); minified JS and CSS
   (average line longer than 110 characters); generated .NET (.designer.cs/vb, .feature.cs),
   Zephir (.zep.c/h/php) and Delphi (_tlb.pas) files; the folders node_modules, Pods, Carthage/Build,
@@ -17,7 +18,7 @@ out those that mark a project's own files only to keep them out of language stat
   and 3rd_party/ folders and bower_components/; bundled libraries with distinctive names (jQuery
   and jQuery UI, Bootstrap, Font Awesome, Foundation, Normalize, Animate, Modernizr, html5shiv,
   CKEditor, TinyMCE, Dojo, MochiKit, YUI, MathJax, Ace, Chart.js); Sphinx's
-  docs/_build, docs/_static, docs/_templates and docs/_themes.
+  docs?/_?(build|static|templates?|themes?)/, e.g. docs/_build and doc/_static.
   Not taken: cache/, dist/, deps/, tools/, env/, debian/, extern(al)/, test fixtures, vignettes,
   *.d.ts, configure, Vagrantfile, Jenkinsfile, gradlew, fabfile.py, and names generic enough to be
   a project's own (react.js, angular*.js, effects.js, controls.js...): these are often the
