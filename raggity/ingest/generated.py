@@ -29,7 +29,7 @@ raggity's own additions, for documentation builds, which linguist does not consi
 - search indexes of other generators: Doxygen's search/ data (searchdata.js, all_0.js...), MkDocs'
   and rustdoc's search_index.json/search-index.js, Javadoc's *-search-index.js;
 - minified content in any code or data file (kind "code": .js, .json, .css, .yaml...): a line of
-  more than 1,000 characters in the first 64 KB. Nobody writes code or data lines that long by
+  more than 4,000 characters in the first 64 KB. Nobody writes code or data lines that long by
   hand; bundlers and serializers do. Prose (Markdown, text, reST, HTML, PDF) is exempt: one
   paragraph per line is a normal way to write it.
 """
@@ -46,7 +46,7 @@ HEAD_BYTES = 64 * 1024
 # linguist's minified_files?: JS or CSS whose lines average more than this many characters.
 _MINIFIED_AVERAGE = 110
 # Ours: a line this long in code or data was written by a program.
-_LONGEST_HAND_WRITTEN_LINE = 1000
+_LONGEST_HAND_WRITTEN_LINE = 4000
 
 _VENDORED_FOLDERS = re.compile(
     r"(?:^|/)(?:"
