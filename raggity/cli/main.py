@@ -90,15 +90,24 @@ def ingest(
 
     session = _session(config)
     console = err if json_out else out
+    from raggity.cli.skip_summary import skip_summary
+    from raggity.core.errors import IngestIncompleteError
+
     with RichIngestProgress(console) as progress, RichGraphProgress(console) as graph_progress:
-        report = session.ingest(
-            paths or [],
-            rebuild=rebuild,
-            strict=strict,
-            wait_seconds=wait,
-            progress=progress,
-            graph_progress=graph_progress,
-        )
+        try:
+            report = session.ingest(
+                paths or [],
+                rebuild=rebuild,
+                strict=strict,
+                wait_seconds=wait,
+                progress=progress,
+                graph_progress=graph_progress,
+            )
+        except IngestIncompleteError:
+            # --strict failed: say what was skipped before the error line.
+            for line in skip_summary(progress.skipped, (), verbose=verbose):
+                console.print(line, highlight=False)
+            raise
     if json_out:
         from dataclasses import asdict
 
@@ -106,8 +115,6 @@ def ingest(
 
         print_json(out, {**asdict(report), "index": str(session.layout.root)})
         return
-    from raggity.cli.skip_summary import skip_summary
-
     for line in skip_summary(report.skipped, report.excluded, verbose=verbose):
         out.print(line, highlight=False)
     rate = report.chunks_written / report.embed_seconds if report.embed_seconds else 0.0

@@ -16,6 +16,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from raggity.pipeline.ingest import Skipped
+
 if TYPE_CHECKING:
     from raggity.pipeline.graph_build import GraphBuildStatus
 
@@ -55,6 +57,7 @@ class RichIngestProgress(_LazyBar):
         self._task = self._progress.add_task("ingest", total=None, chunks=0, rate="-")
         self._chunks = 0
         self._started = time.perf_counter()
+        self.skipped: list[Skipped] = []
 
     def planned(self, files: int) -> None:
         self._progress.start()
@@ -68,7 +71,8 @@ class RichIngestProgress(_LazyBar):
         )
 
     def warn(self, source: str, reason: str) -> None:
-        """Not printed here: the summary after the run gives one line per reason, not one per file."""
+        """Kept, not printed: the summary after the run gives one line per reason, not one per file."""
+        self.skipped.append(Skipped(source, reason))
 
 
 class RichGraphProgress(_LazyBar):

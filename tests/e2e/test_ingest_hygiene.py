@@ -113,7 +113,9 @@ def test_strict_fails_on_unreadable_files_not_on_files_left_out_by_rule(tmp_path
     done = rag("ingest", "docs", "--strict", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     (docs / "blank.txt").write_text("", encoding="utf-8")
-    assert rag("ingest", "docs", "--strict", cwd=tmp_path).returncode == 6
+    failed = rag("ingest", "docs", "--strict", cwd=tmp_path)
+    assert failed.returncode == 6
+    assert "skipped 1 file: empty file\n  'docs/blank.txt'" in failed.stdout
 
 
 def test_hidden_and_generated_files_are_indexed_when_the_config_says_so(tmp_path: Path) -> None:
