@@ -25,8 +25,9 @@ if TYPE_CHECKING:
         RaggityError,
     )
     from raggity.core.types import Answer, Candidate, Citation, StageTrace
+    from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED, AnswerRecord, GroupScore
     from raggity.pipeline.graph_build import GraphBuildStatus
-    from raggity.pipeline.ingest import IngestReport
+    from raggity.pipeline.ingest import IngestReport, Skipped
 
 _EXPORTS = {
     "Raggity": "raggity.api.session",
@@ -47,10 +48,18 @@ _EXPORTS = {
     "StageTrace": "raggity.core.types",
     "GraphBuildStatus": "raggity.pipeline.graph_build",
     "IngestReport": "raggity.pipeline.ingest",
+    "Skipped": "raggity.pipeline.ingest",
+    "DEFAULT_PER_GROUP": "raggity.evaluation.answer_run",
+    "DEFAULT_SEED": "raggity.evaluation.answer_run",
+    "AnswerRecord": "raggity.evaluation.answer_run",
+    "GroupScore": "raggity.evaluation.answer_run",
 }
 
 __all__ = [
+    "DEFAULT_PER_GROUP",
+    "DEFAULT_SEED",
     "Answer",
+    "AnswerRecord",
     "Candidate",
     "Citation",
     "Config",
@@ -58,6 +67,7 @@ __all__ = [
     "DatasetError",
     "DownloadError",
     "GraphBuildStatus",
+    "GroupScore",
     "IndexBusyError",
     "IndexStateError",
     "IngestIncompleteError",
@@ -66,6 +76,7 @@ __all__ = [
     "Raggity",
     "RaggityError",
     "SearchResult",
+    "Skipped",
     "StageTrace",
     "load_config",
 ]

@@ -17,13 +17,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from raggity.api import DEFAULT_PER_GROUP, DEFAULT_SEED, RaggityError
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
-from raggity.core.errors import RaggityError
-from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED
 
 if TYPE_CHECKING:
+    from raggity.api import AnswerRecord, GroupScore
     from raggity.api.answer_eval import AnswerReport
-    from raggity.evaluation.answer_run import AnswerRecord, GroupScore
 
 
 def eval_command(

@@ -62,27 +62,52 @@ def ingest(
         bool, typer.Option("--rebuild", help="Drop the index and index everything again.")
     ] = False,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Exit non-zero (6) when any file was skipped.")
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit non-zero (6) when any file was skipped (not for files left out by the default rules).",
+        ),
     ] = False,
     wait: Annotated[
         float, typer.Option("--wait", help="Seconds to wait for another running ingest.", min=0)
     ] = 0.0,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="List every skipped or left-out file, not only a count per reason."
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Index files: new and changed files are (re)chunked and embedded, deleted ones removed."""
+    """Index files: new and changed files are (re)chunked and embedded, deleted ones removed.
+
+    Hidden files and folders, files named like keys or passwords (credentials.json, *.pem...),
+    generated, minified and vendored files (lock files, *.min.js, vendor/, Sphinx _static/...) and
+    raggity's own index are left out; [ingest] include_hidden and include_generated bring the first
+    and third back, and a file named as PATH is always read. The summary gives one line per reason.
+    """
     from raggity.cli.progress import RichGraphProgress, RichIngestProgress
 
     session = _session(config)
     console = err if json_out else out
+    from raggity.api import IngestIncompleteError
+    from raggity.cli.skip_summary import skip_summary
+
     with RichIngestProgress(console) as progress, RichGraphProgress(console) as graph_progress:
-        report = session.ingest(
-            paths or [],
-            rebuild=rebuild,
-            strict=strict,
-            wait_seconds=wait,
-            progress=progress,
-            graph_progress=graph_progress,
-        )
+        try:
+            report = session.ingest(
+                paths or [],
+                rebuild=rebuild,
+                strict=strict,
+                wait_seconds=wait,
+                progress=progress,
+                graph_progress=graph_progress,
+            )
+        except IngestIncompleteError:
+            # --strict failed: say what was skipped before the error line.
+            for line in skip_summary(progress.skipped, (), verbose=verbose):
+                console.print(line, highlight=False)
+            raise
     if json_out:
         from dataclasses import asdict
 
@@ -90,10 +115,13 @@ def ingest(
 
         print_json(out, {**asdict(report), "index": str(session.layout.root)})
         return
+    for line in skip_summary(report.skipped, report.excluded, verbose=verbose):
+        out.print(line, highlight=False)
     rate = report.chunks_written / report.embed_seconds if report.embed_seconds else 0.0
+    left_out = f", {len(report.excluded)} left out" if report.excluded else ""
     out.print(
         f"[bold]done[/bold] in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
-        f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped; "
+        f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
         f"{report.chunks_written} chunks embedded ({rate:.1f}/s)"
         + (" [yellow](full rebuild: settings changed)[/yellow]" if report.rebuilt else "")
     )

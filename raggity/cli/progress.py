@@ -1,4 +1,4 @@
-"""A rich progress display for ingest: files, chunks and throughput; warnings printed above it."""
+"""A rich progress display for ingest: files, chunks and throughput."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,7 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from raggity.cli.render import display_path
+from raggity.api import Skipped
 
 if TYPE_CHECKING:
     from raggity.api import GraphBuildStatus
@@ -45,7 +44,6 @@ class _LazyBar:
 
 class RichIngestProgress(_LazyBar):
     def __init__(self, console: Console) -> None:
-        self._console = console
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -59,7 +57,7 @@ class RichIngestProgress(_LazyBar):
         self._task = self._progress.add_task("ingest", total=None, chunks=0, rate="-")
         self._chunks = 0
         self._started = time.perf_counter()
-        self.warnings = 0
+        self.skipped: list[Skipped] = []
 
     def planned(self, files: int) -> None:
         self._progress.start()
@@ -73,11 +71,8 @@ class RichIngestProgress(_LazyBar):
         )
 
     def warn(self, source: str, reason: str) -> None:
-        self.warnings += 1
-        self._console.print(
-            f"[yellow]skipped[/yellow] {escape(repr(display_path(source)))}: {escape(reason)}",
-            highlight=False,
-        )
+        """Kept, not printed: the summary after the run gives one line per reason, not one per file."""
+        self.skipped.append(Skipped(source, reason))
 
 
 class RichGraphProgress(_LazyBar):

@@ -37,6 +37,10 @@ class IngestConfig:
     parent_tokens: int = key(1024, "Tokens per parent passage used by parent_document expansion.", lo=16)
     max_file_mb: float = key(64.0, "Larger files are skipped with a warning.", lo=0.001)
     follow_symlinks: bool = key(False, "Follow symbolic links that point outside the ingested folder.")
+    include_hidden: bool = key(False, "Also read hidden files and folders (names starting with a dot).")
+    include_generated: bool = key(
+        False, "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...)."
+    )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,12 @@ so a file reached through a link keeps the link's name. When one file is reachab
 (links inside the root), it is listed once, preferably under a path that is not a link. Files named
 directly as roots are always taken if raggity can read their type; ignore rules and globs are for
 what a walk finds.
+
+A walk also leaves out, by default, and reports as "excluded" (with the reason, not as a failure):
+hidden files and folders and credential files (raggity.ingest.private_files), and generated,
+minified and vendored files (raggity.ingest.generated). raggity's own index folder is never read,
+whatever its name and wherever it is. A name that is not valid UTF-8 cannot be stored in the index:
+it is skipped, reported with its undecodable bytes shown as escapes.
 """
 
 from __future__ import annotations
@@ -26,7 +32,15 @@ from pathspec import GitIgnoreSpec
 
 from raggity.config.schema import IngestConfig
 from raggity.core.errors import ConfigError
-from raggity.ingest.ignore import IgnoreRules, match_form, parse_ignore_file
+from raggity.ingest.generated import (
+    GENERATED,
+    HEAD_BYTES,
+    generated_content,
+    generated_name,
+    vendored_folder,
+)
+from raggity.ingest.ignore import IgnoreRules, compile_globs, match_form, parse_ignore_file
+from raggity.ingest.private_files import CREDENTIALS, HIDDEN, is_hidden, may_hold_credentials
 from raggity.ingest.readers.kinds import kind_of
 
 # Version-control internals, dependency trees, caches and raggity's own index are never documents.
@@ -41,9 +55,16 @@ _MB = 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+BAD_NAME = "name is not valid UTF-8 (rename it to index it)"
+INSIDE_INDEX = "inside raggity's index folder"
+
+
 @dataclass(frozen=True)
 class SkippedFile:
-    """A file that looks like something raggity reads but will not be read, and why."""
+    """A file that looks like something raggity reads but will not be read, and why.
+
+    A folder left out as a whole is listed once, its path ending in "/".
+    """
 
     path: str
     reason: str
@@ -52,7 +73,10 @@ class SkippedFile:
 @dataclass(frozen=True)
 class Discovery:
     files: tuple[Path, ...]
+    # Could not be read (unreadable, too large, bad name...): `rag ingest --strict` fails on these.
     skipped: tuple[SkippedFile, ...]
+    # Left out by a default rule the config can lift (hidden, credentials, generated).
+    excluded: tuple[SkippedFile, ...] = ()
 
 
 def is_supported(path: Path) -> bool:
@@ -60,21 +84,42 @@ def is_supported(path: Path) -> bool:
     return kind_of(path) is not None
 
 
-def discover(roots: Sequence[Path], config: IngestConfig) -> Discovery:
-    """Every file to read under `roots` (files or folders), sorted and without duplicates."""
+def discover(roots: Sequence[Path], config: IngestConfig, *, index_dir: Path | None = None) -> Discovery:
+    """Every file to read under `roots` (files or folders), sorted and without duplicates.
+
+    `index_dir`: raggity's index folder, never read as documents.
+    """
     found = _Found()
     include = _compile_globs(config.include, "ingest.include")
     exclude = _compile_globs(config.exclude, "ingest.exclude")
+    index_real = os.path.realpath(index_dir) if index_dir is not None else None
     for root in roots:
-        _Walk(root, config, include, exclude, found).run()
+        if not _valid_name(str(root)):
+            found.skip(str(root), str(root), BAD_NAME)
+            continue
+        _Walk(root, config, include, exclude, found, index_real).run()
     return found.result()
+
+
+def _shown(path: str) -> str:
+    """`path` with bytes that are not UTF-8 written as escapes (\\xe9), so that it can be printed
+    and stored."""
+    return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _compile_globs(globs: Sequence[str], key: str) -> GitIgnoreSpec | None:
     if not globs:
         return None
     try:
-        return GitIgnoreSpec.from_lines(globs)
+        return compile_globs(globs)
     except (ValueError, re.error) as exc:
         raise ConfigError(f"{key}: invalid glob: {exc}", "use gitignore-style patterns") from exc
 
@@ -85,33 +130,45 @@ class _Found:
 
     files: dict[str, tuple[Path, bool]] = field(default_factory=dict)
     skipped: dict[str, tuple[SkippedFile, bool]] = field(default_factory=dict)
+    excluded: dict[str, tuple[SkippedFile, bool]] = field(default_factory=dict)
 
     def add_file(self, real: str, path: Path, via_link: bool) -> None:
         if _better(path, via_link, self.files.get(real)):
             self.files[real] = (path, via_link)
 
     def skip(self, key: str, path: str, reason: str, via_link: bool = False) -> None:
-        skipped = SkippedFile(path=path, reason=reason)
-        current = self.skipped.get(key)
-        if (
-            current is None
-            or (current[1] and not via_link)
-            or (current[1] == via_link and path < current[0].path)
-        ):
-            self.skipped[key] = (skipped, via_link)
+        _keep_best(self.skipped, key, SkippedFile(path=path, reason=reason), via_link)
+
+    def exclude(self, key: str, path: str, reason: str, via_link: bool = False) -> None:
+        _keep_best(self.excluded, key, SkippedFile(path=path, reason=reason), via_link)
 
     def result(self) -> Discovery:
         listed = set(self.files)
         return Discovery(
             files=tuple(sorted(path for path, _ in self.files.values())),
-            # A file skipped under one path but listed under another is not skipped.
-            skipped=tuple(
-                sorted(
-                    (entry for key, (entry, _) in self.skipped.items() if key not in listed),
-                    key=lambda entry: entry.path,
-                )
-            ),
+            skipped=_unlisted(self.skipped, listed),
+            excluded=_unlisted(self.excluded, listed),
         )
+
+
+def _keep_best(
+    entries: dict[str, tuple[SkippedFile, bool]], key: str, entry: SkippedFile, via_link: bool
+) -> None:
+    entry = SkippedFile(_shown(entry.path), entry.reason)
+    current = entries.get(key)
+    if (
+        current is None
+        or (current[1] and not via_link)
+        or (current[1] == via_link and entry.path < current[0].path)
+    ):
+        entries[key] = (entry, via_link)
+
+
+def _unlisted(entries: dict[str, tuple[SkippedFile, bool]], listed: set[str]) -> tuple[SkippedFile, ...]:
+    """A file skipped under one path but listed under another is not skipped."""
+    return tuple(
+        sorted((entry for key, (entry, _) in entries.items() if key not in listed), key=lambda e: e.path)
+    )
 
 
 def _better(path: Path, via_link: bool, current: tuple[Path, bool] | None) -> bool:
@@ -142,12 +199,14 @@ class _Walk:
         include: GitIgnoreSpec | None,
         exclude: GitIgnoreSpec | None,
         found: _Found,
+        index_real: str | None,
     ) -> None:
         self.given = root
         self.config = config
         self.include = include
         self.exclude = exclude
         self.found = found
+        self.index_real = index_real
         self.max_bytes = config.max_file_mb * _MB
         self.root_real = os.path.realpath(root)
         self.visited: set[str] = set()
@@ -162,7 +221,9 @@ class _Walk:
         except OSError as exc:
             self.found.skip(str(self.given), str(self.given), _stat_reason(self.given, exc))
             return
-        if stat.S_ISDIR(st.st_mode):
+        if self._in_index(self.root_real):
+            self.found.skip(self.root_real, str(self.given), INSIDE_INDEX)
+        elif stat.S_ISDIR(st.st_mode):
             self._walk()
         elif stat.S_ISREG(st.st_mode):
             path = Path(self.root_real)
@@ -218,17 +279,10 @@ class _Walk:
         except OSError:
             return
         if is_dir:
-            if self._prune(entry.name, rel, folder.rules):
+            real = os.path.join(folder.real, entry.name)
+            if self._prune(entry.name, rel, folder.rules) or self._left_out_folder(entry.path, real, rel):
                 return
-            stack.append(
-                _Folder(
-                    entry.path,
-                    os.path.join(folder.real, entry.name),
-                    rel + "/",
-                    folder.rules,
-                    folder.via_link,
-                )
-            )
+            stack.append(_Folder(entry.path, real, rel + "/", folder.rules, folder.via_link))
             return
         if not is_link:
             self._visit_file(
@@ -244,7 +298,7 @@ class _Walk:
             return
         real = os.path.realpath(entry.path)
         if stat.S_ISDIR(target.st_mode):
-            if self._prune(entry.name, rel, folder.rules):
+            if self._prune(entry.name, rel, folder.rules) or self._left_out_folder(entry.path, real, rel):
                 return
             if not self._inside(real) and not self.config.follow_symlinks:
                 self.found.skip(real, entry.path, f"link points outside {self.root_real}", via_link=True)
@@ -260,7 +314,14 @@ class _Walk:
         self, folder: _Folder, path: str, real: str, rel: str, st: os.stat_result | None, via_link: bool
     ) -> None:
         name = os.path.basename(path)
-        if not self._wanted_file(name, rel, folder.rules):
+        if not self._wanted_file(name, rel, folder.rules) or self._in_index(real):
+            return
+        reason = self._excluded_file_reason(name, rel)
+        if reason is not None:
+            self.found.exclude(real, path, reason, via_link)
+            return
+        if not _valid_name(path):
+            self.found.skip(real, path, BAD_NAME, via_link)
             return
         if via_link and not self._inside(real) and not self.config.follow_symlinks:
             self.found.skip(real, path, f"link points outside {self.root_real}", via_link=True)
@@ -285,7 +346,52 @@ class _Walk:
         if reason is not None:
             self.found.skip(real, str(path), reason, via_link)
             return
+        if self._generated_content(path, st):
+            self.found.exclude(real, str(path), GENERATED, via_link)
+            return
         self.found.add_file(real, path, via_link)
+
+    def _left_out_folder(self, path: str, real: str, rel: str) -> bool:
+        """Whether a folder the rules do not prune is left out all the same, reporting why."""
+        if self._in_index(real):
+            return True  # raggity's own files: nothing to report
+        reason = None
+        if not self.config.include_hidden and is_hidden(os.path.basename(path)):
+            reason = HIDDEN
+        elif not self.config.include_generated and vendored_folder(rel):
+            reason = GENERATED
+        elif not _valid_name(path):
+            self.found.skip(real, path + "/", BAD_NAME)
+            return True
+        if reason is None:
+            return False
+        self.found.exclude(real, path + "/", reason)
+        return True
+
+    def _excluded_file_reason(self, name: str, rel: str) -> str | None:
+        if may_hold_credentials(name):
+            return CREDENTIALS
+        if not self.config.include_hidden and is_hidden(name):
+            return HIDDEN
+        if not self.config.include_generated and generated_name(rel):
+            return GENERATED
+        return None
+
+    def _generated_content(self, path: Path, st: os.stat_result) -> bool:
+        """Only code and data are judged by content: prose may well have a paragraph per line."""
+        if self.config.include_generated or path == Path(self.root_real) or kind_of(path) != "code":
+            return False
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(HEAD_BYTES)
+        except OSError:
+            return False  # the reader will report it
+        text = head.decode("utf-8", errors="replace")
+        return generated_content(path.suffix, text, whole=st.st_size <= len(head))
+
+    def _in_index(self, real: str) -> bool:
+        index = self.index_real
+        return index is not None and (real == index or real.startswith(index.rstrip(os.sep) + os.sep))
 
     def _prune(self, name: str, rel: str, rules: IgnoreRules) -> bool:
         if name in JUNK_FOLDERS or rules.ignores(rel, is_dir=True):

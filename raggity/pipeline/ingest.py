@@ -88,6 +88,8 @@ class IngestReport:
     embed_seconds: float
     rebuilt: bool
     repaired: int
+    # Left out by a default rule (hidden, credentials, generated): reported, but not a failure.
+    excluded: tuple[Skipped, ...] = ()
 
 
 @dataclass

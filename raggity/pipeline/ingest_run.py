@@ -71,7 +71,7 @@ class IngestRun:
             if not root.exists():
                 raise RaggityError(f"{root}: no such file or folder", "check the path")
         with IngestLock(self._layout.lock, wait_seconds=request.wait_seconds):
-            found = discover(list(request.roots), self._settings)
+            found = discover(list(request.roots), self._settings, index_dir=self._layout.root)
             sources: list[SourceFile] = []
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
@@ -88,7 +88,11 @@ class IngestRun:
             )
             if self._graph is not None:
                 self._update_graph(self._graph, graph_progress)
-        report = replace(report, skipped=tuple(early) + report.skipped)
+        report = replace(
+            report,
+            skipped=tuple(early) + report.skipped,
+            excluded=tuple(Skipped(s.path, s.reason) for s in found.excluded),
+        )
         if request.strict and report.skipped:
             raise IngestIncompleteError(
                 f"{len(report.skipped)} file(s) skipped; index updated with everything else",

@@ -89,9 +89,9 @@ def test_junk_folders_are_not_entered(root: Path) -> None:
     assert found(run(root), root) == ["keep.md", "sub/keep.md"]
 
 
-def test_other_hidden_folders_are_read(root: Path) -> None:
+def test_other_hidden_folders_are_read_when_asked(root: Path) -> None:
     make(root, ".github/workflows/ci.yml", ".notes/a.md")
-    assert found(run(root), root) == [".github/workflows/ci.yml", ".notes/a.md"]
+    assert found(run(root, include_hidden=True), root) == [".github/workflows/ci.yml", ".notes/a.md"]
 
 
 def test_a_root_named_like_junk_is_still_read(tmp_path: Path) -> None:

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+import subprocess
+import sys
 
-from raggity.ingest.ignore import IgnoreRules, parse_ignore_file
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from raggity.ingest.ignore import (
+    IgnoreRules,
+    _compile,
+    _GitBracketPattern,
+    _LinearGlobPattern,
+    parse_ignore_file,
+)
 
 
 def rules(files: dict[str, list[str]]) -> IgnoreRules:
@@ -114,3 +125,70 @@ def test_invalid_patterns_are_passed_over() -> None:
 
 def test_empty_ignore_file_adds_nothing() -> None:
     assert IgnoreRules().adding(parse_ignore_file("", ["# only a comment"])) == IgnoreRules()
+
+
+# -- patterns built to make a backtracking matcher take minutes -------------------------------------
+_STARS = "a*a*a*a*a*a*a*a*a*a*b"  # 21 bytes; the issue's report took 146 s for three file names
+_DEEP = "**/a/**/a/**/a/**/a/**/b"
+
+_HOSTILE_SCRIPT = """
+from raggity.ingest.ignore import parse_ignore_file
+
+stars = parse_ignore_file("", [{stars!r}])
+deep = parse_ignore_file("", [{deep!r}])
+name = "a" * 60
+path = "/".join(["a"] * 400)
+print(
+    stars.decide(name, False),
+    stars.decide(name + "b", False),
+    stars.decide("x/" + name + "xb", False),
+    deep.decide(path, False),
+    deep.decide(path + "/b", False),
+    deep.decide(path + "/bb", False),
+)
+"""
+
+
+def test_hostile_patterns_are_matched_correctly_and_finish() -> None:
+    """On pathspec's backtracking regexes these six matches take hours (the 60-character name alone
+    needs on the order of 60**9 steps), so before the fix this test fails by its subprocess timeout,
+    not by a timing assertion; the answers are checked too."""
+    script = _HOSTILE_SCRIPT.format(stars=_STARS, deep=_DEEP)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["None", "True", "True", "None", "True", "None"]
+
+
+def test_compiled_patterns_never_nest_greedy_wildcards() -> None:
+    """Every "*" piece but the last, and every "**" run but the last, is an atomic group."""
+    [stars] = parse_ignore_file("", [_STARS]).patterns
+    assert stars.regex.pattern.count("(?>[^/]*?a)") == 9
+    [deep] = parse_ignore_file("", [_DEEP]).patterns
+    assert deep.regex.pattern.count("(?>") == 4
+
+
+def test_a_negated_bracket_never_matches_a_slash() -> None:
+    """As in git; pathspec's "[^a]" would let "*[!a]*" match the file "b/a"."""
+    built = rules({"": ["*[!a]*"]})
+    assert not built.ignores("b/a", is_dir=False)
+    assert built.ignores("b/ab", is_dir=False)
+
+
+_GLOB_PARTS = ["a", "b", "*", "?", "[ab]", "[!a]", "/", "**/", "/**", "\\*"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    glob=st.lists(st.sampled_from(_GLOB_PARTS), min_size=1, max_size=8).map("".join),
+    path=st.lists(st.sampled_from(["a", "b", "ab", "ba", "aab", "*", "bb"]), min_size=1, max_size=6),
+    is_dir=st.booleans(),
+)
+def test_same_answers_as_pathspecs_own_regex(glob: str, path: list[str], is_dir: bool) -> None:
+    """The linear compilation changes how a pattern matches, never what it matches."""
+    reference = _compile(glob, _GitBracketPattern)
+    ours = _compile(glob, _LinearGlobPattern)
+    assert (ours is None) == (reference is None)
+    if ours is not None and reference is not None:
+        rel = "/".join(path)
+        assert ours.matches(rel, is_dir) == reference.matches(rel, is_dir)

@@ -1,0 +1,156 @@
+"""Generated, minified and vendored files: written by a machine or copied from elsewhere, not authored.
+
+The anchor is GitHub linguist, which hides such files from diffs and language statistics:
+lib/linguist/generated.rb (machine-written files) and lib/linguist/vendor.yml (third-party copies).
+raggity takes the rules of both that mark a file as machine-written or as a bundled copy, and leaves
+out those that mark a project's own files only to keep them out of language statistics:
+- from generated.rb: lock files (composer, Cargo, Gopkg/glide, poetry, pdm, uv, pixi, esy, deno,
+  npm package-lock and shrinkwrap, pnpm, Pipfile, Terraform, Package.resolved, flake, Bazel; and,
+  of the same kind though not listed there, yarn.lock, bun.lock(b) and Gemfile.lock);
+  Yarn Plug'n'Play (.pnp.*); source maps (*.js.map, *.css.map; any .map here); minified JS and CSS
+  (average line longer than 110 characters); generated .NET (.designer.cs/vb, .feature.cs),
+  Zephir (.zep.c/h/php) and Delphi (_tlb.pas) files; the folders node_modules, Pods, Carthage/Build,
+  Godeps and __generated__; and the "generated" headers of Go, protoc, gRPC, Thrift, Cython, JNI,
+  PEG.js, Jison, CoffeeScript, Racc, JFlex, GrammarKit and jOOQ output.
+  Not taken: generated_html? (HTML from Doxygen, makeinfo, pandoc...), because a documentation
+  build is exactly what a person points raggity at.
+- from vendor.yml: "*.min.js"/"*.min.css" and "-min" names; the vendor/, vendors/, third_party/
+  and 3rd_party/ folders and bower_components/; bundled libraries with distinctive names (jQuery
+  and jQuery UI, Bootstrap, Font Awesome, Foundation, Normalize, Animate, Modernizr, html5shiv,
+  CKEditor, TinyMCE, Dojo, MochiKit, YUI, MathJax, Ace, Chart.js); Sphinx's
+  docs?/_?(build|static|templates?|themes?)/, e.g. docs/_build and doc/_static.
+  Not taken: cache/, dist/, deps/, tools/, env/, debian/, extern(al)/, test fixtures, vignettes,
+  *.d.ts, configure, Vagrantfile, Jenkinsfile, gradlew, fabfile.py, and names generic enough to be
+  a project's own (react.js, angular*.js, effects.js, controls.js...): these are often the
+  project's own files, or its documentation.
+raggity's own additions, for documentation builds, which linguist does not consider:
+- Sphinx build output anywhere (not only under docs/): _static/, _sources/ (copies of the page
+  sources, which would duplicate every page), searchindex.js;
+- search indexes of other generators: Doxygen's search/ data (searchdata.js, all_0.js...), MkDocs'
+  and rustdoc's search_index.json/search-index.js, Javadoc's *-search-index.js;
+- minified content in any code or data file (kind "code": .js, .json, .css, .yaml...): a line of
+  more than 4,000 characters in the first 64 KB. Nobody writes code or data lines that long by
+  hand; bundlers and serializers do. Prose (Markdown, text, reST, HTML, PDF) is exempt: one
+  paragraph per line is a normal way to write it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GENERATED = "generated, minified or vendored (set [ingest] include_generated = true to index them)"
+
+# How much of a file the content rules read.
+HEAD_BYTES = 64 * 1024
+# linguist's minified_files?: JS or CSS whose lines average more than this many characters.
+_MINIFIED_AVERAGE = 110
+# Ours: a line this long in code or data was written by a program.
+_LONGEST_HAND_WRITTEN_LINE = 4000
+
+_VENDORED_FOLDERS = re.compile(
+    r"(?:^|/)(?:"
+    r"node_modules|bower_components|[Vv]+endors?|third[-_]?party|3rd[-_]?party"
+    r"|Pods|Godeps|Carthage/Build|__generated__|MathJax|ace-builds"
+    r"|docs?/_?(?:build|themes?|templates?|static)"
+    r"|_static|_sources"
+    r")$"
+)
+
+_GENERATED_NAMES = re.compile(
+    r"(?:^|/)(?:"
+    # lock files (generated.rb)
+    r"composer\.lock|Cargo\.lock|Gopkg\.lock|glide\.lock|poetry\.lock|pdm\.lock|uv\.lock|pixi\.lock"
+    r"|(?:\w+\.)?esy\.lock|deno\.lock|npm-shrinkwrap\.json|package-lock\.json|pnpm-lock\.yaml"
+    r"|Pipfile\.lock|\.terraform\.lock\.hcl|Package\.resolved|flake\.lock|MODULE\.bazel\.lock"
+    r"|yarn\.lock|bun\.lockb?|Gemfile\.lock"
+    r"|\.pnp\..*"
+    # bundled libraries (vendor.yml)
+    r"|jquery[^./]*\.js|jquery-\d\.\d+(?:\.\d+)?\.js|jquery-ui[^/]*\.(?:js|css)"
+    r"|bootstrap[^./]*\.(?:js|css|less|scss|styl)|font-?awesome\.(?:css|less|scss|styl)"
+    r"|foundation(?:\.[^/]*)?\.(?:js|css|less|scss|styl)|normalize\.(?:css|less|scss|styl)"
+    r"|animate\.(?:css|less|scss|styl)|modernizr[-.][^/]*\.js|html5shiv\.js|ckeditor\.js"
+    r"|tiny_mce[^./]*\.js|dojo\.js|MochiKit\.js|yahoo-[^./]*\.js|yui[^./]*\.js|Chart\.js"
+    # documentation build data (ours)
+    r"|searchindex\.js|search/searchdata\.js|search/[a-z]+_[0-9a-f]+\.(?:js|html)"
+    r"|search[-_]index\.(?:js|json)|[^/]+-search-index\.js"
+    r")$"
+    # minified names (vendor.yml), source maps and generated sources (generated.rb)
+    r"|[.-]min\.(?:js|css)$|\.map$|\.designer\.(?:cs|vb)$|\.feature\.cs$|_tlb\.pas$"
+    r"|.\.zep\.(?:c|h|php)$"
+)
+
+
+@dataclass(frozen=True)
+class _Header:
+    """A generator's mark among a file's first `lines` lines (generated.rb)."""
+
+    suffixes: tuple[str, ...]
+    lines: int
+    mark: re.Pattern[str]
+
+
+_HEADERS = (
+    _Header((".go",), 40, re.compile(r"^// Code generated ", re.MULTILINE)),
+    _Header(
+        (".py", ".java", ".h", ".cc", ".cpp", ".m", ".rb", ".php"),
+        3,
+        re.compile(re.escape("Generated by the protocol buffer compiler.  DO NOT EDIT!")),
+    ),
+    _Header((".js",), 6, re.compile(re.escape("GENERATED CODE -- DO NOT EDIT!"))),
+    _Header((".ts",), 1, re.compile(re.escape("Code generated by protoc-gen-ts_proto. DO NOT EDIT."))),
+    _Header((".cpp", ".hpp", ".h", ".cc"), 1, re.compile(r"^// Generated by the gRPC", re.MULTILINE)),
+    _Header(
+        (".rb", ".py", ".go", ".js", ".m", ".java", ".h", ".cc", ".cpp", ".php"),
+        6,
+        re.compile(re.escape("Autogenerated by Thrift Compiler")),
+    ),
+    _Header((".c", ".cpp"), 1, re.compile(re.escape("Generated by Cython"))),
+    _Header((".h",), 1, re.compile(re.escape("/* DO NOT EDIT THIS FILE - it is machine generated */"))),
+    _Header((".js",), 5, re.compile(r"Generated by PEG\.js")),
+    _Header(
+        (".js",), 1, re.compile(r"^/\* (?:parser generated by jison|generated by jison-lex) ", re.MULTILINE)
+    ),
+    _Header((".js",), 1, re.compile(r"^// Generated by ", re.MULTILINE)),
+    _Header((".rb",), 3, re.compile(r"^# This file is automatically generated by Racc", re.MULTILINE)),
+    _Header(
+        (".java",),
+        1,
+        re.compile(
+            r"^(?:/\* The following code was generated by JFlex "
+            r"|// This is a generated file\. Not intended for manual editing\.)",
+            re.MULTILINE,
+        ),
+    ),
+    _Header((".java",), 2, re.compile(re.escape("This file is generated by jOOQ."))),
+)
+_SOURCE_MAP_REFERENCE = re.compile(r"^/[*/][#@] source(?:Mapping)?URL|sourceURL=", re.MULTILINE)
+
+
+def vendored_folder(rel: str) -> bool:
+    """Whether the folder `rel` ("/"-separated, relative to the ingested root) holds bundled copies
+    or build output."""
+    return _VENDORED_FOLDERS.search(rel) is not None
+
+
+def generated_name(rel: str) -> bool:
+    """Whether the file `rel` is generated or bundled, judged by its path alone."""
+    return _GENERATED_NAMES.search(rel) is not None
+
+
+def generated_content(suffix: str, head: str, *, whole: bool) -> bool:
+    """Whether a code or data file whose text starts with `head` was written by a program;
+    `whole`: `head` is the whole file (its last lines are the file's)."""
+    lines = head.split("\n")
+    if any(len(line) > _LONGEST_HAND_WRITTEN_LINE for line in lines):
+        return True
+    suffix = suffix.lower()
+    if suffix in (".js", ".css"):
+        if sum(len(line) for line in lines) // len(lines) > _MINIFIED_AVERAGE:
+            return True
+        if whole and _SOURCE_MAP_REFERENCE.search("\n".join(lines[-2:])):
+            return True
+    return any(
+        suffix in header.suffixes and header.mark.search("\n".join(lines[: header.lines]))
+        for header in _HEADERS
+    )
