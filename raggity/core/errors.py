@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+from pathlib import Path
+
 
 class RaggityError(Exception):
     """Base of every error the CLI turns into one clear line and a non-zero exit code."""
@@ -57,3 +62,49 @@ class DatasetError(RaggityError):
     """An evaluation dataset folder is missing files or has malformed lines."""
 
     exit_code = 2
+
+
+class IndexLocationError(RaggityError):
+    """The index folder cannot be written: a file, a folder raggity did not create, or read-only media."""
+
+    exit_code = 8
+
+
+class DiskFullError(RaggityError):
+    """The disk or the user's quota filled up while writing the index."""
+
+    exit_code = 9
+
+
+class SourceChangedError(RaggityError):
+    """A source file changed while it was being read; its chunks would not match its recorded hash."""
+
+
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+# Rust libraries (LanceDB, Tantivy) raise ValueError or RuntimeError that only name the OS error.
+_RUST_OS_ERROR = re.compile(r"os error (\d+)|code: (\d+), kind:")
+
+
+def os_errno(exc: BaseException) -> int | None:
+    """The operating-system error number behind `exc`, also when a Rust library only names it in text."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno
+    found = _RUST_OS_ERROR.search(str(exc))
+    return None if found is None else int(found.group(1) or found.group(2))
+
+
+def storage_error(exc: BaseException, folder: Path) -> RaggityError | None:
+    """A clear error for a write to the index folder that the system refused, or None for any other failure."""
+    number = os_errno(exc)
+    if number in _DISK_FULL:
+        return DiskFullError(
+            f"{folder}: no space left on device while writing the index",
+            "free some space, then run `rag ingest` again (the index keeps everything committed so far)",
+        )
+    if number in _NOT_WRITABLE:
+        return IndexLocationError(
+            f"{folder}: the index folder is not writable ({os.strerror(number or 0).lower()})",
+            "searching still works; to ingest, make it writable or set [index] path to a writable folder",
+        )
+    return None

@@ -6,9 +6,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+MARKER_NAME = ".raggity-index"
+
+
 @dataclass(frozen=True)
 class IndexLayout:
     root: Path
+
+    @property
+    def marker(self) -> Path:
+        """Written when raggity creates (or adopts) the folder: only a marked folder is written or cleaned."""
+        return self.root / MARKER_NAME
 
     @property
     def lancedb(self) -> Path:
@@ -40,3 +48,7 @@ class IndexLayout:
 
     def exists(self) -> bool:
         return self.manifest.is_file()
+
+    def own_entries(self) -> tuple[Path, ...]:
+        """Everything raggity may create in the folder; status sizes and cleaning touch nothing else."""
+        return (self.marker, self.lancedb, self.tantivy, self.manifest, self.lock, self.graph, self.cache)
