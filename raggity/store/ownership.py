@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from raggity.core.atomic_file import atomic_write_text
 from raggity.core.errors import IndexLocationError, storage_error

@@ -6,6 +6,7 @@ Writes go through lancedb. Reads go through Lance, the table's own storage engin
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
@@ -143,14 +144,14 @@ class VectorTableWriter:
         now = datetime.now(versions[-1]["timestamp"].tzinfo)
         # The oldest version still in use is the first one whose successor appeared within `grace`.
         keep_from = next(
-            (old for old, new in zip(versions, versions[1:], strict=False) if now - new["timestamp"] < grace),
+            (old for old, new in itertools.pairwise(versions) if now - new["timestamp"] < grace),
             versions[-1],
         )
         # Lance measures from its own, slightly later clock: a margin keeps `keep_from` itself
         # (the latest version is never removed, so it needs none).
         margin = timedelta(0) if keep_from is versions[-1] else timedelta(seconds=1)
         older_than = max(now - keep_from["timestamp"] + margin, timedelta(0))
-        self._table.cleanup_old_versions(older_than=older_than, delete_unverified=True)
+        self._table.to_lance().cleanup_old_versions(older_than=older_than, delete_unverified=True)
 
     def chunks(self, ids: AbstractSet[str], *, batch_rows: int = 2048) -> Iterator[list[Chunk]]:
         """The stored chunks with these ids, in batches, read without their vectors."""
