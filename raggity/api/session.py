@@ -249,6 +249,10 @@ class Raggity:
             snapshot = IndexSnapshot(self.layout)
             self._check_fingerprint()
             self._snapshot = snapshot
+            from raggity.api.status import rebuild_notice
+
+            if notice := rebuild_notice(self.layout):
+                self._warn(notice)
         cfg = self.config.retrieval
         if not cfg.hybrid and mode == "hybrid":
             mode = "dense"
