@@ -76,10 +76,6 @@ class DiskFullError(RaggityError):
     exit_code = 9
 
 
-class SourceChangedError(RaggityError):
-    """A source file changed while it was being read; its chunks would not match its recorded hash."""
-
-
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 # Rust libraries (LanceDB, Tantivy) raise ValueError or RuntimeError that only name the OS error.
@@ -95,16 +91,17 @@ def os_errno(exc: BaseException) -> int | None:
 
 
 def storage_error(exc: BaseException, folder: Path) -> RaggityError | None:
-    """A clear error for a write to the index folder that the system refused, or None for any other failure."""
+    """A clear error for a write under `folder` that the system refused (disk full, read-only,
+    permission denied), or None for any other failure."""
     number = os_errno(exc)
     if number in _DISK_FULL:
         return DiskFullError(
-            f"{folder}: no space left on device while writing the index",
+            f"{folder}: no space left on device",
             "free some space, then run `rag ingest` again (the index keeps everything committed so far)",
         )
     if number in _NOT_WRITABLE:
         return IndexLocationError(
-            f"{folder}: the index folder is not writable ({os.strerror(number or 0).lower()})",
-            "searching still works; to ingest, make it writable or set [index] path to a writable folder",
+            f"{folder}: cannot write here ({os.strerror(number or 0).lower()})",
+            "searching an index still works; to ingest, make the folder writable or set [index] path",
         )
     return None

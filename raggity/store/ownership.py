@@ -17,10 +17,10 @@ import os
 from raggity.core.atomic_file import atomic_write_text
 from raggity.core.errors import IndexLocationError, storage_error
 from raggity.core.faults import fail_point
-from raggity.store.layout import IndexLayout
+from raggity.store.layout import MARKER_NAME, IndexLayout
 
 MARKER_FORMAT = 1
-_TEMPORARY_PREFIXES = (".manifest.json.", ".graph.json.", ".raggity-index.")
+_TEMPORARY_PREFIXES = (".manifest.json.", ".graph.json.", f".{MARKER_NAME}.")
 
 
 def claim_index_folder(layout: IndexLayout) -> None:
@@ -71,10 +71,10 @@ def _check_marker(layout: IndexLayout) -> None:
 
 
 def _adoptable(layout: IndexLayout) -> bool:
-    """An empty folder, or an index made before the marker: raggity's names only, with its manifest or lock."""
-    names = set(os.listdir(layout.root))
-    if not names:
-        return True
+    """An empty folder (but for temporary files of a killed raggity write), or an index made before the
+    marker: raggity's names only, with its manifest or lock."""
+    names = {
+        n for n in os.listdir(layout.root) if not (n.startswith(_TEMPORARY_PREFIXES) and n.endswith(".tmp"))
+    }
     own = {entry.name for entry in layout.own_entries()}
-    foreign = {n for n in names - own if not (n.startswith(_TEMPORARY_PREFIXES) and n.endswith(".tmp"))}
-    return not foreign and bool({layout.manifest.name, layout.lock.name} & names)
+    return not names or (names <= own and bool({layout.manifest.name, layout.lock.name} & names))
