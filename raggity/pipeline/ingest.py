@@ -231,16 +231,16 @@ class IndexSync:
         for _ in range(READ_ATTEMPTS):
             before = _safe_digest(item)
             ids, problem = self._chunk_source(item, batch, table, bm25, manifest, stored)
-            if problem is not None:
-                return ids, None, problem
-            after = _safe_digest(item)
-            if after is None or after == before:
+            after = None if problem is not None else _safe_digest(item)
+            if after is not None and after == before:
                 return ids, after, None
-            # Changed while read: this attempt's pending rows are dropped now, its written rows with
-            # the stale ones at the end (rows a later attempt shares are kept, being listed by then).
+            # This attempt's pending rows are dropped now, its written rows with the stale ones at
+            # the end (rows that a later attempt shares are kept: they are listed by then).
             stale.update(ids)
             batch.chunks = [c for c in batch.chunks if c.source != item.source]
             batch.moved = [(c, v) for c, v in batch.moved if c.source != item.source]
+            if after is None:
+                return ids, None, problem or "vanished during ingest"
         return ids, None, f"changed while being read ({READ_ATTEMPTS} tries); the next ingest indexes it"
 
     def _compact(
