@@ -77,7 +77,7 @@ class DiskFullError(RaggityError):
 
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
-_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+NOT_WRITABLE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 # Rust libraries (LanceDB, Tantivy) raise ValueError or RuntimeError that only name the OS error.
 _RUST_OS_ERROR = re.compile(r"os error (\d+)|code: (\d+), kind:")
 
@@ -99,7 +99,7 @@ def storage_error(exc: BaseException, folder: Path) -> RaggityError | None:
             f"{folder}: no space left on device",
             "free some space, then run `rag ingest` again (the index keeps everything committed so far)",
         )
-    if number in _NOT_WRITABLE:
+    if number in NOT_WRITABLE_ERRNOS:
         return IndexLocationError(
             f"{folder}: cannot write here ({os.strerror(number or 0).lower()})",
             "searching an index still works; to ingest, make the folder writable or set [index] path",

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import errno
 import re
+import shutil
 import tempfile
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from raggity.core.errors import os_errno
+from raggity.core.errors import NOT_WRITABLE_ERRNOS, os_errno
 from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Chunk
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HEAP_BYTES = 64_000_000
-_READ_ONLY = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 def _schema() -> Any:
@@ -97,7 +97,6 @@ class Bm25Writer:
 
 class Bm25Reader:
     def __init__(self, folder: Path) -> None:
-        self._shadow: tempfile.TemporaryDirectory[str] | None = None
         self._index: Any = self._open(folder) if (folder / "meta.json").exists() else None
         self._searcher: Any = self._index.searcher() if self._index is not None else None
 
@@ -125,10 +124,10 @@ class Bm25Reader:
         try:
             return tantivy.Index.open(str(folder))
         except ValueError as exc:
-            if os_errno(exc) not in _READ_ONLY:
+            if os_errno(exc) not in NOT_WRITABLE_ERRNOS:
                 raise
-        self._shadow = tempfile.TemporaryDirectory(prefix="raggity-bm25-")
-        shadow = Path(self._shadow.name)
+        shadow = Path(tempfile.mkdtemp(prefix="raggity-bm25-"))
+        weakref.finalize(self, shutil.rmtree, shadow, ignore_errors=True)
         for entry in folder.iterdir():
             if not entry.name.endswith(".lock"):
                 (shadow / entry.name).symlink_to(entry.resolve())
