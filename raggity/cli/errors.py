@@ -50,7 +50,9 @@ class GuardedGroup(TyperGroup):
             refused = storage_error(exc, Path(getattr(exc, "filename", None) or Path.cwd()))
             if refused is not None:
                 typer.secho(f"error: {refused.message}", fg="red", err=True)
-                typer.echo(f"  fix: {refused.hint}", err=True)
+                typer.echo(
+                    "  fix: free some space or choose a writable location, then run it again", err=True
+                )
                 raise typer.Exit(refused.exit_code) from None
             typer.secho(f"internal error: {exc.__class__.__name__}: {exc}", fg="red", err=True)
             typer.echo("  fix: rerun with --debug and report the traceback", err=True)

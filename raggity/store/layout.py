@@ -49,5 +49,6 @@ class IndexLayout:
         return self.manifest.is_file()
 
     def own_entries(self) -> tuple[Path, ...]:
-        """Everything raggity may create in the folder; status sizes and cleaning touch nothing else."""
+        """Everything raggity may create in the folder: what `rag status` counts, and all that an index
+        made before the marker may hold to be adopted."""
         return (self.marker, self.lancedb, self.tantivy, self.manifest, self.lock, self.graph, self.cache)

@@ -12,8 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from raggity.api.status import folder_size, index_status
+from raggity.cli.errors import GuardedGroup
 from raggity.config.loader import load_config
 from raggity.core.errors import DiskFullError, IndexLocationError, os_errno, storage_error
 from raggity.store.ingest_lock import IngestLock
@@ -167,3 +170,21 @@ def test_queries_during_a_rebuild_say_so(tmp_path: Path) -> None:
     after = rag(config, "search", QUERY)
     assert after.returncode == 0
     assert "rebuil" not in after.stderr
+
+
+def test_any_command_reports_a_full_disk_as_such() -> None:
+    """The CLI's error boundary: a full disk met outside the index writers is not an internal error."""
+    app = typer.Typer(cls=GuardedGroup)
+
+    @app.command()
+    def save() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/raggity.toml")
+
+    @app.command()
+    def other() -> None:
+        raise OSError(errno.EIO, "Input/output error", "/data/x")
+
+    full = CliRunner().invoke(app, ["save"])
+    assert full.exit_code == 9
+    assert full.output.splitlines()[0] == "error: /data/raggity.toml: no space left on device"
+    assert CliRunner().invoke(app, ["other"]).exit_code == 70
