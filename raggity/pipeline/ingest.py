@@ -149,8 +149,9 @@ class IndexSync:
     ) -> IngestReport:
         started = time.perf_counter()
         # A run killed inside atomic_write_bytes leaves its temporary sibling; the caller holds the lock.
-        for leftover in self._layout.root.glob(f".{self._layout.manifest.name}.*.tmp"):
-            leftover.unlink(missing_ok=True)
+        for name in (self._layout.manifest.name, self._layout.marker.name):
+            for leftover in self._layout.root.glob(f".{name}.*.tmp"):
+                leftover.unlink(missing_ok=True)
         # --rebuild must not read the old manifest: it is the documented fix for a damaged one.
         manifest = Manifest() if rebuild else load_manifest(self._layout.manifest)
         rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)

@@ -42,8 +42,6 @@ def claim_index_folder(layout: IndexLayout) -> None:
             )
         root.mkdir(parents=True, exist_ok=True)
         atomic_write_text(layout.marker, json.dumps({"raggity_index": MARKER_FORMAT}) + "\n")
-        for leftover in root.glob(f".{layout.marker.name}.*.tmp"):  # from a write killed before its rename
-            leftover.unlink(missing_ok=True)
     except OSError as exc:
         raise storage_error(exc, root) or IndexLocationError(
             f"{root}: cannot use this folder for the index ({exc.strerror or exc})",
