@@ -9,7 +9,6 @@ from pathlib import Path
 from types import TracebackType
 
 from raggity.core.errors import IndexBusyError, IndexLocationError, storage_error
-from raggity.core.faults import fail_point
 from raggity.store.layout import IndexLayout
 from raggity.store.ownership import claim_index_folder
 
@@ -47,7 +46,6 @@ class IngestLock:
 
     def _open(self) -> int:
         try:
-            fail_point("lock:open")
             return os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise storage_error(exc, self._path.parent) or IndexLocationError(

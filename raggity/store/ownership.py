@@ -49,11 +49,6 @@ def claim_index_folder(layout: IndexLayout) -> None:
         ) from exc
 
 
-def owned(layout: IndexLayout) -> bool:
-    """True when the folder carries raggity's marker (read-only check: nothing is written)."""
-    return layout.marker.is_file()
-
-
 def _check_marker(layout: IndexLayout) -> None:
     try:
         data = json.loads(layout.marker.read_text(encoding="utf-8"))
