@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         IngestIncompleteError,
         ModelError,
         RaggityError,
+        storage_error,
     )
     from raggity.core.types import Answer, Candidate, Citation, StageTrace
     from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED, AnswerRecord, GroupScore
@@ -42,6 +43,7 @@ _EXPORTS = {
     "IngestIncompleteError": "raggity.core.errors",
     "DownloadError": "raggity.core.errors",
     "DatasetError": "raggity.core.errors",
+    "storage_error": "raggity.core.errors",
     "Answer": "raggity.core.types",
     "Candidate": "raggity.core.types",
     "Citation": "raggity.core.types",
@@ -79,6 +81,7 @@ __all__ = [
     "Skipped",
     "StageTrace",
     "load_config",
+    "storage_error",
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from raggity.config.schema import Config
 from raggity.store.cache_store import CacheStats, CacheStore
 from raggity.store.layout import IndexLayout
+from raggity.store.ownership import claim_index_folder
 
 
 def _store(config: Config) -> CacheStore:
@@ -16,5 +17,9 @@ def cache_stats(config: Config) -> CacheStats:
 
 
 def clear_cache(config: Config) -> int:
-    """Deletes every cached entry; returns how many."""
+    """Deletes every cached entry; returns how many. Refuses in a folder raggity did not create."""
+    layout = IndexLayout(config.index_dir)
+    if not layout.cache.is_dir():
+        return 0
+    claim_index_folder(layout)
     return _store(config).clear()

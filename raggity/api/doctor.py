@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raggity.api.status import model_statuses
+from raggity.api.status import model_statuses, rebuild_notice
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
 from raggity.store.bm25_index import Bm25Reader
+from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
 from raggity.store.vector_table import VectorTableReader
@@ -62,6 +63,10 @@ def _index_checks(config: Config) -> list[Check]:
         return [Check("index", False, exc.message, exc.hint)]
     live = manifest.live_ids()
     checks = [Check("index", True, f"{len(manifest.sources)} files, {len(live)} chunks at {layout.root}")]
+    notice = rebuild_notice(layout)
+    if notice:
+        checks.append(Check("index rebuild", True, notice, severity="warning"))
+    writer = running_writer(layout.lock)
     try:
         table_ids = set(VectorTableReader(layout.table).all_ids())
         bm25_ids = Bm25Reader(layout.tantivy).all_ids()
@@ -79,6 +84,14 @@ def _index_checks(config: Config) -> list[Check]:
                 False,
                 f"{len(missing)} chunks listed but missing from the stores",
                 "run `rag ingest` (it re-indexes the affected files)",
+            )
+        )
+    elif extra and writer is not None:
+        checks.append(
+            Check(
+                "index stores",
+                True,
+                f"an ingest is running (pid {writer}); {len(extra)} rows not committed yet",
             )
         )
     elif extra:

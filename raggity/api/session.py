@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from raggity.api.status import rebuild_notice
 from raggity.config.schema import Config
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.protocols import Embedder, Scorer, Tokenizer, Vectors
@@ -188,6 +189,8 @@ class Raggity:
             snapshot = IndexSnapshot(self.layout)
             self._check_fingerprint()
             self._snapshot = snapshot
+            if notice := rebuild_notice(self.layout):
+                self._warn(notice)
         return self._snapshot
 
     def _check_fingerprint(self) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.config.schema import Config
-from raggity.core.errors import ModelError
+from raggity.core.errors import IndexStateError, ModelError
 from raggity.models.hashing import cache_home
 from raggity.models.packaged import GENERATORS
 from raggity.models.registry import (
@@ -16,6 +18,7 @@ from raggity.models.registry import (
     resolve_generator,
     resolve_reranker,
 )
+from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
 
@@ -41,10 +44,52 @@ class IndexStatus:
     disk_bytes: int
     last_ingest: float | None
     embedder: str
+    notice: str = ""
 
 
-def folder_size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+def folder_size(folder: Path, *, stat: Callable[[Path], os.stat_result] = os.lstat) -> int:
+    """Bytes in `folder`, counting what exists when looked at: an ingest may delete files meanwhile."""
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += stat(Path(parent) / name).st_size
+            except FileNotFoundError:
+                continue
+    return total
+
+
+def index_size(layout: IndexLayout) -> int:
+    """Bytes of raggity's own files in the index folder, never of anything else that lives there."""
+    total = 0
+    for entry in layout.own_entries():
+        try:
+            total += entry.lstat().st_size if not entry.is_dir() else folder_size(entry)
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def rebuild_notice(layout: IndexLayout) -> str:
+    """Why the index holds only part of the files right now ("" when it does not): a full rebuild is
+    running, or one was interrupted."""
+    try:
+        manifest = load_manifest(layout.manifest)
+    except IndexStateError:
+        return ""
+    if not manifest.rebuilding:
+        return ""
+    done = len(manifest.sources)
+    pid = running_writer(layout.lock)
+    if pid is not None:
+        return (
+            f"the index is being rebuilt (pid {pid}, {done} files so far): "
+            "results come only from those files until it finishes"
+        )
+    return (
+        f"a rebuild of the index stopped after {done} files: results come only from those; "
+        "run `rag ingest` to finish it"
+    )
 
 
 def index_status(config: Config) -> IndexStatus:
@@ -56,9 +101,10 @@ def index_status(config: Config) -> IndexStatus:
         exists=layout.exists(),
         files=len(manifest.sources),
         chunks=sum(len(e.chunk_ids) for e in manifest.sources.values()),
-        disk_bytes=folder_size(layout.root),
+        disk_bytes=index_size(layout),
         last_ingest=manifest.last_ingest,
         embedder=manifest.fingerprint.embedder if manifest.fingerprint else "",
+        notice=rebuild_notice(layout),
     )
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
-from raggity.api import RaggityError
+from raggity.api import RaggityError, storage_error
 
 INTERNAL_ERROR = 70
 INTERRUPTED = 130
@@ -44,6 +45,15 @@ class GuardedGroup(TyperGroup):
             # Usage errors of the vendored click pass through untouched, so typer prints them itself.
             if debug_enabled(ctx) or type(exc).__module__.startswith("typer."):
                 raise
+            # A full disk or read-only folder outside the index writers (which say which index) is
+            # still the user's to fix, not an internal error.
+            refused = storage_error(exc, Path(getattr(exc, "filename", None) or Path.cwd()))
+            if refused is not None:
+                typer.secho(f"error: {refused.message}", fg="red", err=True)
+                typer.echo(
+                    "  fix: free some space or choose a writable location, then run it again", err=True
+                )
+                raise typer.Exit(refused.exit_code) from None
             typer.secho(f"internal error: {exc.__class__.__name__}: {exc}", fg="red", err=True)
             typer.echo("  fix: rerun with --debug and report the traceback", err=True)
             raise typer.Exit(INTERNAL_ERROR) from None

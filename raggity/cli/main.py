@@ -258,6 +258,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     out.print(
         f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {st.disk_bytes / 1e6:.1f} MB\nlast ingest: {last}"
     )
+    if st.notice:
+        out.print(f"[yellow]note:[/yellow]        {escape(st.notice)}")
     for m in models:
         state = "[green]ok[/green]" if m.present else "[yellow]missing[/yellow]"
         out.print(f"{m.role + ':':<20} {m.name} {state} {escape(m.path)} {escape(m.note)}".rstrip())

@@ -7,15 +7,21 @@ environment variable RAGGITY_KILL_AT is "name" or "name:n", the n-th time (1-bas
 this process reaches that checkpoint it sends itself SIGKILL: no cleanup, no finally blocks, no
 flushing, exactly like a power cut or the OOM killer.
 
-The variable is read once, at import; when it is unset a checkpoint is a single comparison.
+Failures that need a full disk or read-only media are injected the same way: when RAGGITY_FAIL_AT is
+"name:ERRNO" (e.g. "lancedb:add:ENOSPC"), `fail_point("name")` raises OSError(ERRNO) every time it is
+reached, as the system call behind it would.
+
+The variables are read once, at import; when they are unset a checkpoint is a single comparison.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 
 ENV = "RAGGITY_KILL_AT"
+FAIL_ENV = "RAGGITY_FAIL_AT"
 
 
 def _parse(value: str) -> tuple[str, int] | None:
@@ -40,3 +46,18 @@ def checkpoint(name: str) -> None:
     _reached += 1
     if _reached >= _target[1]:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _parse_failure(value: str) -> tuple[str, int] | None:
+    name, sep, code = value.strip().rpartition(":")
+    number = getattr(errno, code, None)
+    return (name, number) if sep and isinstance(number, int) else None
+
+
+_failure = _parse_failure(os.environ.get(FAIL_ENV, ""))
+
+
+def fail_point(name: str) -> None:
+    """Raises OSError here if RAGGITY_FAIL_AT names this point, with the errno it names."""
+    if _failure is not None and _failure[0] == name:
+        raise OSError(_failure[1], os.strerror(_failure[1]), name)

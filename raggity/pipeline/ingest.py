@@ -6,6 +6,10 @@ Write order, so that a kill at any point leaves an index that answers and that t
   3. rows no longer listed are deleted from both stores.
 Every run starts by deleting rows the manifest does not list (left by a killed run) and
 re-indexing sources whose listed rows are missing, so the final index equals a clean ingest.
+
+A source is hashed before and after it is read; the entry recorded for it (hash, and the size and
+mtime seen before the read) describes the bytes that were chunked, or the source is read again.
+After changes, the stores are compacted so that scores and size match a clean ingest (see _compact).
 """
 
 from __future__ import annotations
@@ -15,23 +19,30 @@ import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Protocol
 
 import numpy as np
 
-from raggity.core.errors import RaggityError
-from raggity.core.faults import checkpoint
+from raggity.core.errors import RaggityError, storage_error
+from raggity.core.faults import checkpoint, fail_point
 from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.store.bm25_index import Bm25Writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
+from raggity.store.ownership import claim_index_folder
 from raggity.store.vector_table import StoredChunk, VectorTableWriter
 
 # Chunks embedded and written per batch: large enough for length-sorted batching to cut padding,
 # small enough that memory stays bounded on a huge file.
 BATCH_CHUNKS = 512
+# How often a source that changes while being read is read again before it is left for the next run.
+READ_ATTEMPTS = 3
+# Old LanceDB versions stay this long after they were replaced: long enough for a search that opened
+# one to finish reading it, short enough that the index's size follows its content.
+VERSION_GRACE = timedelta(seconds=10)
 
 
 def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fingerprint:
@@ -41,7 +52,11 @@ def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fin
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One thing to index: a file, or a record of an evaluation corpus."""
+    """One thing to index: a file, or a record of an evaluation corpus.
+
+    size and mtime_ns are a stamp taken before reading (mtime_ns 0: unknown, compare by digest);
+    digest() hashes the current content, and is called before and after read() to detect a change.
+    """
 
     source: str
     size: int
@@ -108,8 +123,10 @@ class IndexSync:
         tokenizer: Tokenizer,
         chunking: ChunkingSettings,
         progress: IngestProgress | None = None,
+        version_grace: timedelta = VERSION_GRACE,
     ) -> None:
         self._layout = layout
+        self._version_grace = version_grace
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._chunking = chunking
@@ -124,15 +141,29 @@ class IndexSync:
     def run(
         self, sources: Sequence[SourceFile], in_scope: Callable[[str], bool], *, rebuild: bool = False
     ) -> IngestReport:
+        claim_index_folder(self._layout)
+        try:
+            return self._run(sources, in_scope, rebuild=rebuild)
+        except (OSError, RuntimeError, ValueError) as exc:
+            # LanceDB and Tantivy report a full disk or read-only media as ValueError/RuntimeError.
+            mapped = storage_error(exc, self._layout.root)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    def _run(
+        self, sources: Sequence[SourceFile], in_scope: Callable[[str], bool], *, rebuild: bool
+    ) -> IngestReport:
         started = time.perf_counter()
         # A run killed inside atomic_write_bytes leaves its temporary sibling; the caller holds the lock.
-        for leftover in self._layout.root.glob(f".{self._layout.manifest.name}.*.tmp"):
-            leftover.unlink(missing_ok=True)
+        for name in (self._layout.manifest.name, self._layout.marker.name):
+            for leftover in self._layout.root.glob(f".{name}.*.tmp"):
+                leftover.unlink(missing_ok=True)
         # --rebuild must not read the old manifest: it is the documented fix for a damaged one.
         manifest = Manifest() if rebuild else load_manifest(self._layout.manifest)
         rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)
         if rebuilt or manifest.fingerprint is None:
-            manifest = self._reset()
+            manifest = self._reset(rebuilding=rebuilt or manifest.rebuilding)
         table = VectorTableWriter(self._layout.lancedb, self._embedder.dim)
         bm25 = Bm25Writer(self._layout.tantivy)
         repaired = self._repair(manifest, table, bm25)
@@ -153,8 +184,7 @@ class IndexSync:
         batch = _Batch()
         added = changed = 0
         for item in todo:
-            ids, problem = self._chunk_source(item, batch, table, bm25, manifest, stored)
-            digest = None if problem else _safe_digest(item)
+            ids, digest, problem = self._read_settled(item, batch, table, bm25, manifest, stored, stale)
             if digest is None:
                 reason = problem or "vanished during ingest"
                 skipped.append(Skipped(item.source, reason))
@@ -175,10 +205,10 @@ class IndexSync:
         self._flush(batch, table, bm25, manifest, stored)
         stale -= manifest.live_ids()
         self._delete_stale(stale, manifest, table, bm25)
-        if self._written or stale:
-            checkpoint("compact:before")
-            table.compact()
+        self._compact(manifest, table, bm25, changed=bool(self._written or stale))
+        manifest.rebuilding = False
         manifest.save(self._layout.manifest)
+        table.cleanup(self._version_grace)
         return IngestReport(
             added=added,
             changed=changed,
@@ -193,6 +223,48 @@ class IndexSync:
             repaired=repaired,
         )
 
+    def _read_settled(
+        self,
+        item: SourceFile,
+        batch: _Batch,
+        table: VectorTableWriter,
+        bm25: Bm25Writer,
+        manifest: Manifest,
+        stored: set[str],
+        stale: set[str],
+    ) -> tuple[list[str], str | None, str | None]:
+        """Chunks `item` from content that did not change while it was read: (chunk ids, digest of that
+        content, None), or (ids, None, reason) when it cannot be read or never holds still."""
+        ids: list[str] = []
+        for _ in range(READ_ATTEMPTS):
+            before = _safe_digest(item)
+            ids, problem = self._chunk_source(item, batch, table, bm25, manifest, stored)
+            after = None if problem is not None else _safe_digest(item)
+            if after is not None and after == before:
+                return ids, after, None
+            # This attempt's pending rows are dropped now, its written rows with the stale ones at
+            # the end (rows that a later attempt shares are kept: they are listed by then).
+            stale.update(ids)
+            batch.chunks = [c for c in batch.chunks if c.source != item.source]
+            batch.moved = [(c, v) for c, v in batch.moved if c.source != item.source]
+            if after is None:
+                return ids, None, problem or "vanished during ingest"
+        return ids, None, f"changed while being read ({READ_ATTEMPTS} tries); the next ingest indexes it"
+
+    def _compact(
+        self, manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer, *, changed: bool
+    ) -> None:
+        """Brings both stores to the state a clean ingest would leave: LanceDB fragments merged and
+        deleted rows dropped; Tantivy written afresh when documents were deleted, so that its BM25
+        statistics count only live chunks."""
+        if changed:
+            checkpoint("compact:before")
+            table.compact()
+        if bm25.deleted:
+            checkpoint("compact:bm25")
+            bm25.replace_all(table.chunks(manifest.live_ids()))
+        bm25.close()
+
     def _delete_stale(
         self, stale: set[str], manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer
     ) -> None:
@@ -204,12 +276,12 @@ class IndexSync:
         checkpoint("stale:table")
         bm25.delete(stale)
         bm25.commit()
-        bm25.close()
 
-    def _reset(self) -> Manifest:
+    def _reset(self, *, rebuilding: bool) -> Manifest:
         """Manifest first, stores after: a kill in between leaves an empty manifest, which hides
-        any leftover rows and makes the next run index everything."""
-        manifest = Manifest(fingerprint=self._fingerprint)
+        any leftover rows and makes the next run index everything. `rebuilding` is kept in the
+        manifest until the run completes, so that queries can say why the index is incomplete."""
+        manifest = Manifest(fingerprint=self._fingerprint, rebuilding=rebuilding)
         manifest.save(self._layout.manifest)
         checkpoint("reset:manifest")
         for folder in (self._layout.lancedb, self._layout.tantivy):
@@ -239,7 +311,11 @@ class IndexSync:
         unchanged = 0
         for item in sources:
             entry = manifest.sources.get(item.source)
-            if entry is not None and (entry.size, entry.mtime_ns) == (item.size, item.mtime_ns):
+            if (
+                entry is not None
+                and entry.mtime_ns
+                and (entry.size, entry.mtime_ns) == (item.size, item.mtime_ns)
+            ):
                 unchanged += 1
             elif entry is not None and _safe_digest(item) == entry.sha256:
                 manifest.sources[item.source] = SourceEntry(
@@ -265,19 +341,24 @@ class IndexSync:
         # Rows this file already has: text that did not change keeps its id (and vector), but its
         # line range, ordinal or heading trail may have moved when text was edited above it.
         previous = table.fetch(list(old.chunk_ids)) if old is not None else {}
-        try:
-            for document in item.read():
+        documents = _documents(item)
+        while True:
+            # Only reading and chunking fail the file; a failed write to the index fails the run.
+            try:
+                document = next(documents, None)
+                if document is None:
+                    break
                 chunks = chunk_document(
                     document, self._tokenizer, self._chunking, start_ordinal=len(ids), ids=allocator
                 )
-                ids.extend(c.id for c in chunks)
-                batch.chunks.extend(c for c in chunks if c.id not in stored)
-                self._note_moved(chunks, stored, previous, batch)
-                checkpoint("read")
-                if len(batch.chunks) >= self._batch_chunks:
-                    self._flush(batch, table, bm25, manifest, stored)
-        except (RaggityError, OSError) as exc:
-            return ids, str(exc) or exc.__class__.__name__
+            except (RaggityError, OSError) as exc:
+                return ids, str(exc) or exc.__class__.__name__
+            ids.extend(c.id for c in chunks)
+            batch.chunks.extend(c for c in chunks if c.id not in stored)
+            self._note_moved(chunks, stored, previous, batch)
+            checkpoint("read")
+            if len(batch.chunks) >= self._batch_chunks:
+                self._flush(batch, table, bm25, manifest, stored)
         if not ids:
             return ids, "no text"
         return ids, None
@@ -312,6 +393,7 @@ class IndexSync:
             vectors = self._embedder.embed(texts)
             checkpoint("embed:after")
             self._embed_seconds += time.perf_counter() - started
+            fail_point("lancedb:add")
             table.add(batch.chunks, vectors)
             checkpoint("lancedb:added")
             bm25.add(batch.chunks)
@@ -331,6 +413,11 @@ class IndexSync:
             manifest.save(self._layout.manifest)
             checkpoint("manifest:after")
             batch.finished = {}
+
+
+def _documents(item: SourceFile) -> Iterator[Document]:
+    """The source's documents, with a failure to start reading raised at the first next()."""
+    yield from item.read()
 
 
 def _safe_digest(item: SourceFile) -> str | None:

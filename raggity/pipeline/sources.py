@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,14 +11,20 @@ from raggity.ingest.readers import read_file
 from raggity.models.hashing import sha256_file
 from raggity.pipeline.ingest import SourceFile
 
+# File systems store mtimes in ticks (2 s on FAT, a scheduler tick on ext4). A later write in the tick
+# of the recorded mtime, with the same size, leaves the stamp unchanged ("racy git"); so a stamp that
+# recent is recorded as unknown (0), and the next run compares hashes instead of trusting it.
+RACY_NS = 2_000_000_000
+
 
 def file_source(path: Path) -> SourceFile:
     stat = path.stat()
+    mtime_ns = stat.st_mtime_ns if stat.st_mtime_ns < time.time_ns() - RACY_NS else 0
 
     def read() -> Iterator[Document]:
         return read_file(path)
 
-    return SourceFile(str(path), stat.st_size, stat.st_mtime_ns, lambda: sha256_file(path), read)
+    return SourceFile(str(path), stat.st_size, mtime_ns, lambda: sha256_file(path), read)
 
 
 def in_roots(roots: list[Path]) -> Callable[[str], bool]:

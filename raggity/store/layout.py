@@ -7,10 +7,17 @@ from pathlib import Path
 
 from raggity.core.errors import IndexStateError
 
+MARKER_NAME = ".raggity-index"
+
 
 @dataclass(frozen=True)
 class IndexLayout:
     root: Path
+
+    @property
+    def marker(self) -> Path:
+        """Written when raggity creates (or adopts) the folder: only a marked folder is written or cleaned."""
+        return self.root / MARKER_NAME
 
     @property
     def lancedb(self) -> Path:
@@ -48,3 +55,8 @@ class IndexLayout:
         if not self.exists():
             raise IndexStateError(f"{self.root}: no index yet", "run `rag ingest PATH` first")
         return self
+
+    def own_entries(self) -> tuple[Path, ...]:
+        """Everything raggity may create in the folder: what `rag status` counts, and all that an index
+        made before the marker may hold to be adopted."""
+        return (self.marker, self.lancedb, self.tantivy, self.manifest, self.lock, self.graph, self.cache)

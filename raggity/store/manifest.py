@@ -41,6 +41,8 @@ class Manifest:
     fingerprint: Fingerprint | None = None
     sources: dict[str, SourceEntry] = field(default_factory=dict)
     last_ingest: float | None = None
+    # True from the start of a full rebuild until its last write: the index holds only part of the files.
+    rebuilding: bool = False
 
     def live_ids(self) -> set[str]:
         return {cid for entry in self.sources.values() for cid in entry.chunk_ids}
@@ -51,6 +53,7 @@ class Manifest:
                 "format_version": FORMAT_VERSION,
                 "fingerprint": None if self.fingerprint is None else vars(self.fingerprint),
                 "last_ingest": self.last_ingest,
+                "rebuilding": self.rebuilding,
                 "sources": {
                     src: {
                         "sha256": e.sha256,
@@ -82,6 +85,7 @@ def load_manifest(path: Path) -> Manifest:
                 for src, e in data["sources"].items()
             },
             last_ingest=data.get("last_ingest"),
+            rebuilding=bool(data.get("rebuilding", False)),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexStateError(

@@ -6,9 +6,12 @@ Writes go through lancedb. Reads go through Lance, the table's own storage engin
 
 from __future__ import annotations
 
+import itertools
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -125,12 +128,41 @@ class VectorTableWriter:
             self._table.delete(f"id IN ({_quoted(pending[start : start + 500])})")
 
     def compact(self) -> None:
-        """Merges the small fragments that per-batch appends leave behind."""
+        """Merges the small fragments that per-batch appends leave behind, and drops deleted rows.
+        Old versions stay until cleanup(): they are what concurrent readers may still be reading."""
         if self._table is not None:
-            from datetime import timedelta
+            self._table.optimize(cleanup_older_than=timedelta(days=7))
 
-            # Old versions are kept a while so that a concurrent reader's snapshot stays readable.
-            self._table.optimize(cleanup_older_than=timedelta(minutes=10))
+    def cleanup(self, grace: timedelta) -> None:
+        """Deletes the files of every version replaced more than `grace` ago, and files a killed
+        write left behind (safe: the caller holds the ingest lock, so no other writer exists).
+
+        A reader opens the version that is latest at that moment and reads it for milliseconds; a
+        version replaced `grace` ago can have no reader left, so the index's size follows its content.
+        """
+        if self._table is None:
+            return
+        versions = sorted(self._table.list_versions(), key=lambda v: int(v["version"]))
+        now = datetime.now(versions[-1]["timestamp"].tzinfo)
+        # The oldest version still in use is the first one whose successor appeared within `grace`.
+        keep_from = next(
+            (old for old, new in itertools.pairwise(versions) if now - new["timestamp"] < grace),
+            versions[-1],
+        )
+        # Lance measures from its own, slightly later clock: a margin keeps `keep_from` itself
+        # (the latest version is never removed, so it needs none).
+        margin = timedelta(0) if keep_from is versions[-1] else timedelta(seconds=1)
+        older_than = max(now - keep_from["timestamp"] + margin, timedelta(0))
+        self._table.to_lance().cleanup_old_versions(older_than=older_than, delete_unverified=True)
+
+    def chunks(self, ids: AbstractSet[str], *, batch_rows: int = 2048) -> Iterator[list[Chunk]]:
+        """The stored chunks with these ids, in batches, read without their vectors."""
+        if self._table is None:
+            return
+        for batch in self._table.to_lance().to_batches(columns=_COLUMNS, batch_size=batch_rows):
+            found = [_chunk(row) for row in batch.to_pylist() if row["id"] in ids]
+            if found:
+                yield found
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from raggity.api.doctor import run_checks
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
@@ -114,3 +115,20 @@ def test_searches_during_an_ingest(tmp_path: Path, models: Raggity) -> None:
     state = read_state(tmp_path / ".raggity")
     assert state.clean
     assert state.live_ids == state.table_ids == state.bm25_ids
+
+
+def test_doctor_tells_a_running_ingest_from_an_interrupted_one(tmp_path: Path) -> None:
+    config = write_rag_config(tmp_path)
+    write_corpus(tmp_path / "docs", 6)
+    layout = IndexLayout(tmp_path / ".raggity")
+    assert rag(config, "ingest").returncode == 0
+    (tmp_path / "docs" / "extra.md").write_text(file_text("extra", 3), encoding="utf-8")
+    # Rows written but not committed: what a running ingest and a killed one both leave.
+    killed = rag(config, "ingest", env={"RAGGITY_KILL_AT": "lancedb:added"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    stores = {c.name: c for c in run_checks(load_config(config))}["index stores"]
+    assert "leftover rows from an interrupted ingest" in stores.message
+    with IngestLock(layout.lock):
+        stores = {c.name: c for c in run_checks(load_config(config))}["index stores"]
+    assert stores.message.startswith(f"an ingest is running (pid {os.getpid()});")
+    assert stores.ok

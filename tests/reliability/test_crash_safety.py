@@ -33,7 +33,8 @@ BATCH = "6"
 # (scenario, kill point). "first": ingest into no index; "update": incremental ingest after
 # modifying 3 files (one emptied), deleting 2, adding 2 and renaming 1; "rebuild": --rebuild.
 CASES = [
-    ("first", "atomic:before-rename"),  # the very first manifest write: no index yet
+    ("first", "atomic:before-rename"),  # the very first atomic write, the folder's marker: no index yet
+    ("first", "atomic:before-rename:2"),  # the first manifest write
     ("first", "reset:manifest"),
     ("first", "read:1"),
     ("first", "embed:before:1"),
@@ -53,6 +54,7 @@ CASES = [
     ("update", "stale:before"),
     ("update", "stale:table"),
     ("update", "compact:before"),
+    ("update", "compact:bm25"),
     ("rebuild", "reset:manifest"),
     ("rebuild", "read:3"),
     ("rebuild", "lancedb:added:2"),
@@ -147,6 +149,7 @@ def test_cases_cover_every_kill_point() -> None:
         "stale:before",
         "stale:table",
         "compact:before",
+        "compact:bm25",
         "reset:manifest",
         "atomic:before-rename",
     }
@@ -170,5 +173,5 @@ def test_killed_ingest_recovers(world: World, scenario: str, kill_at: str) -> No
     assert after.live_ids == expected.live_ids
     assert after.table_ids == expected.table_ids
     assert after.bm25_ids == expected.bm25_ids
-    leftovers = [p.name for p in world.index.glob(".manifest.json.*.tmp")]
-    assert not leftovers, f"temporary manifest files left behind: {leftovers}"
+    leftovers = [p.name for p in world.index.glob(".*.tmp")]
+    assert not leftovers, f"temporary files left behind: {leftovers}"

@@ -1,0 +1,102 @@
+"""raggity writes into, and deletes from, only index folders it created (or adopted): never a stranger's."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from raggity.core.errors import IndexLocationError
+from raggity.store.layout import IndexLayout
+from raggity.store.ownership import claim_index_folder
+from tests.support import assert_clean_error, rag, write_config, write_corpus
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` with its bytes, and every folder (as b"<dir>")."""
+    found: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        found[str(path.relative_to(root))] = b"<dir>" if path.is_dir() else path.read_bytes()
+    return found
+
+
+@pytest.fixture
+def foreign(tmp_path: Path) -> Path:
+    """Another tool's data folder that happens to use the names raggity uses inside an index."""
+    folder = tmp_path / "their-data"
+    (folder / "lancedb").mkdir(parents=True)
+    (folder / "lancedb" / "vectors.bin").write_bytes(b"their vectors")
+    (folder / "tantivy").mkdir()
+    (folder / "tantivy" / "meta.json").write_text("{}", encoding="utf-8")
+    (folder / "cache").mkdir()
+    (folder / "cache" / "entry.json").write_text('{"theirs": true}', encoding="utf-8")
+    (folder / "notes.txt").write_text("keep me", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("command", [["ingest", "docs"], ["ingest", "docs", "--rebuild"], ["cache", "clear"]])
+def test_a_foreign_folder_is_refused_and_left_untouched(
+    tmp_path: Path, foreign: Path, command: list[str]
+) -> None:
+    write_config(tmp_path, index={"path": str(foreign)})
+    write_corpus(tmp_path / "docs")
+    before = tree(foreign)
+    done = rag(*command, cwd=tmp_path)
+    assert done.returncode == 8, done.stderr
+    line = assert_clean_error(done.stderr)
+    assert f"{foreign}: this folder is not empty and is not a raggity index" in line
+    assert tree(foreign) == before
+
+
+def test_a_new_folder_is_marked_and_an_old_index_is_adopted(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    write_corpus(tmp_path / "docs")
+    layout = IndexLayout(tmp_path / ".raggity")
+    assert rag("ingest", "docs", cwd=tmp_path).returncode == 0
+    assert layout.marker.is_file()
+    # An index made before the marker existed: raggity's names only, with its manifest.
+    layout.marker.unlink()
+    (tmp_path / "docs" / "extra.md").write_text(
+        "# Extra\n\nA new note about lighthouses.\n", encoding="utf-8"
+    )
+    done = rag("ingest", "docs", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert layout.marker.is_file()
+    assert "1 added" in done.stdout
+
+
+def test_an_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "index.txt"
+    not_a_folder.write_text("a file", encoding="utf-8")
+    write_config(tmp_path, index={"path": str(not_a_folder)})
+    write_corpus(tmp_path / "docs")
+    done = rag("ingest", "docs", cwd=tmp_path)
+    assert done.returncode == 8, done.stderr
+    assert f"{not_a_folder}: the index path is a file, not a folder" in assert_clean_error(done.stderr)
+    assert not_a_folder.read_text(encoding="utf-8") == "a file"
+
+
+def test_the_root_folder_is_never_claimed() -> None:
+    before = sorted(os.listdir("/"))
+    with pytest.raises(IndexLocationError, match="is not empty and is not a raggity index") as caught:
+        claim_index_folder(IndexLayout(Path("/")))
+    assert caught.value.exit_code == 8
+    assert sorted(os.listdir("/")) == before
+
+
+def test_a_marker_from_a_newer_format_is_refused(tmp_path: Path) -> None:
+    layout = IndexLayout(tmp_path / "index")
+    claim_index_folder(layout)
+    layout.marker.write_text('{"raggity_index": 99}\n', encoding="utf-8")
+    with pytest.raises(IndexLocationError, match="newer raggity"):
+        claim_index_folder(layout)
+
+
+def test_an_empty_folder_is_claimed_despite_a_half_written_marker(tmp_path: Path) -> None:
+    layout = IndexLayout(tmp_path / "index")
+    layout.root.mkdir()
+    # What a kill inside the very first atomic write leaves behind (the next ingest removes it).
+    (layout.root / "..raggity-index.abc123.tmp").write_text("{", encoding="utf-8")
+    claim_index_folder(layout)
+    assert layout.marker.is_file()
