@@ -17,9 +17,9 @@ from raggity.ingest.readers.text import read_text_documents
 _PYTHON_DEFINITION = re.compile(r"^(class|def|async def)[ \t]+(\w+)", re.MULTILINE)
 
 
-def read_code(path: Path, *, segment_chars: int) -> Iterator[Document]:
+def read_code(path: Path, *, segment_chars: int, max_chars: int) -> Iterator[Document]:
     is_python = path.suffix.lower() == ".py"
-    for document in read_text_documents(path, kind="code", segment_chars=segment_chars):
+    for document in read_text_documents(path, kind="code", segment_chars=segment_chars, max_chars=max_chars):
         yield replace(document, headings=python_headings(document.text)) if is_python else document
 
 
