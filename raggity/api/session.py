@@ -164,7 +164,7 @@ class Raggity:
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
                 try:
-                    sources.append(file_source(path))
+                    sources.append(file_source(path, max_chars=self.config.ingest.max_file_chars))
                 except OSError as exc:
                     early.append(Skipped(str(path), f"unreadable: {exc.strerror or exc}"))
             for skipped in early:
@@ -224,7 +224,12 @@ class Raggity:
         if not rebuild and manifest.fingerprint in (None, current):
             return []
         inside = in_roots(list(roots))
-        return [file_source(Path(s)) for s in manifest.sources if not inside(s) and Path(s).is_file()]
+        limit = self.config.ingest.max_file_chars
+        return [
+            file_source(Path(s), max_chars=limit)
+            for s in manifest.sources
+            if not inside(s) and Path(s).is_file()
+        ]
 
     def _check_fingerprint(self) -> None:
         """Query vectors from one embedder are meaningless against an index built by another."""

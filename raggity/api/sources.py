@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from raggity.core.types import Document
-from raggity.ingest.readers import read_file
+from raggity.ingest.readers import DEFAULT_MAX_CHARS, read_file
 from raggity.pipeline.ingest import SourceFile
 
 
@@ -19,11 +19,11 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_source(path: Path) -> SourceFile:
+def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> SourceFile:
     stat = path.stat()
 
     def read() -> Iterator[Document]:
-        return read_file(path)
+        return read_file(path, max_chars=max_chars)
 
     return SourceFile(str(path), stat.st_size, stat.st_mtime_ns, lambda: _file_digest(path), read)
 
