@@ -94,7 +94,13 @@ x = copy.deepcopy(y)   # spacing   kept"""
 def test_sphinx_page_keeps_the_main_content_only(tmp_path: Path) -> None:
     document = read_html(tmp_path, SPHINX_PAGE)
     assert document.text == SPHINX_TEXT
-    assert titles(document) == [(1, "copy — Shallow and deep copy operations"), (2, "Shallow versus deep")]
+    # An API entry (a definition term with an id) heads its definition, one level below h6.
+    assert titles(document) == [
+        (1, "copy — Shallow and deep copy operations"),
+        (7, "copy.copy(obj)"),
+        (7, "copy.deepcopy(obj[, memo])"),
+        (2, "Shallow versus deep"),
+    ]
 
 
 def test_sphinx_anchors_are_where_their_elements_start(tmp_path: Path) -> None:
@@ -121,7 +127,19 @@ def test_html_chunks_cite_the_nearest_anchor_and_no_lines(tmp_path: Path) -> Non
         assert chunk.location.cite("library/copy.html") == f"library/copy.html#{chunk.location.anchor}"
     deep = next(c for c in chunks if "Return a deep copy" in c.text)
     assert str(deep.location) == "#copy.deepcopy"
-    assert deep.heading == "copy — Shallow and deep copy operations"
+    assert deep.heading == "copy — Shallow and deep copy operations > copy.deepcopy(obj[, memo])"
+    # The entry starts a chunk of its own, so its citation opens at the entry.
+    assert any(c.text.startswith("copy.deepcopy(obj[, memo])") for c in chunks)
+
+
+def test_long_definition_terms_are_cut_in_the_heading_trail(tmp_path: Path) -> None:
+    term = "f(" + ", ".join(f"argument_{n}" for n in range(20)) + ")"
+    document = read_html(tmp_path, f'<dl><dt id="f">{term}</dt><dd><p>Does f.</p></dd></dl>')
+    [(level, title)] = titles(document)
+    assert level == 7
+    assert len(title) == 80
+    assert title.endswith("…")
+    assert term.startswith(title[:-1])
 
 
 def test_html_chunk_before_any_anchor_cites_the_page(tmp_path: Path) -> None:

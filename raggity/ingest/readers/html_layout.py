@@ -24,6 +24,10 @@ _LINES = frozenset(
 )  # fmt: skip
 _CELLS = frozenset({"td", "th"})
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
+# A definition term with an id (a Sphinx or DocBook API entry: <dt id="copy.deepcopy">) heads its
+# definition one level below h6, so that a chunk starts there and its citation opens at the entry.
+_TERM_LEVEL = 7
+_TERM_TITLE_CHARS = 80
 _SPACES = re.compile(r"\s+")
 
 
@@ -41,6 +45,7 @@ class TextLayout:
         self._pending_space = False
         self._pre_depth = 0
         self._heading: tuple[int, int, list[str]] | None = None
+        self._heading_tag = ""
         self._headings: list[Heading] = []
         self._anchors: list[Anchor] = []
 
@@ -63,19 +68,22 @@ class TextLayout:
             self._emit(" | ")
         if tag == "pre":
             self._pre_depth += 1
-        level = _HEADINGS.get(tag)
+        level = _TERM_LEVEL if tag == "dt" and anchor else _HEADINGS.get(tag)
         if level is not None and self._heading is None:
             self._heading = (self._length, level, [])
+            self._heading_tag = tag
         if anchor:
             self._add_anchor(anchor)
 
     def end(self, tag: str) -> None:
         if tag == "pre":
             self._pre_depth = max(0, self._pre_depth - 1)
-        if tag in _HEADINGS and self._heading is not None:
+        if tag == self._heading_tag and self._heading is not None:
             start, level, parts = self._heading
             self._heading = None
             title = _SPACES.sub(" ", "".join(parts)).strip()
+            if len(title) > _TERM_TITLE_CHARS:
+                title = title[: _TERM_TITLE_CHARS - 1].rstrip() + "…"
             if title:
                 self._headings.append(Heading(offset=start, level=level, title=title))
         if tag in _PARAGRAPHS:
