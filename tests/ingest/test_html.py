@@ -169,7 +169,8 @@ def test_html_chunk_before_any_anchor_cites_the_page(tmp_path: Path) -> None:
             "Chapter",
             ["Prev", "Home"],
         ),
-        ("<p>Shown</p><p hidden>Secret</p><form><label>Search</label></form>", "Shown", ["Secret", "Search"]),
+        ("<p>Shown</p><p hidden>Secret</p><button>Search</button>", "Shown", ["Secret", "Search"]),
+        ("<form><p>Whole page in a form</p></form>", "Whole page in a form", []),
     ],
 )
 def test_page_furniture_is_dropped(tmp_path: Path, page: str, kept: str, dropped: list[str]) -> None:

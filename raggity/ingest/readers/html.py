@@ -16,7 +16,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from raggity.core.types import Anchor, Document, Heading
-from raggity.ingest.readers import DEFAULT_MAX_CHARS, UnreadableFileError
+from raggity.ingest.readers import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.html_layout import TextLayout
 from raggity.ingest.readers.html_nesting import check_nesting
 from raggity.ingest.readers.source import open_source
@@ -29,8 +29,9 @@ _PRESCAN_BYTES = 4096
 _CONTENT_ROOTS = ("main", "[role=main]", "article", "div.body", "div.document")
 # Page furniture, not content. Class names are those of common documentation generators:
 # Sphinx (related, sphinxsidebar, headerlink), DocBook (navheader, navfooter), asciidoc (#footer).
+# Not <form>: ASP.NET pages wrap their whole body in one.
 _DROPPED = (
-    "script, style, noscript, template, svg, math, iframe, object, canvas, form, button, select, nav, aside,"
+    "script, style, noscript, template, svg, math, iframe, object, canvas, button, select, nav, aside,"
     " dialog, [hidden], [role=navigation], [role=banner], [role=contentinfo], [role=complementary],"
     " [role=search], .navheader, .navfooter, .related, .sphinxsidebar, .headerlink, .breadcrumbs, #footer"
 )
@@ -135,6 +136,3 @@ def _with_title(
     moved = tuple(Anchor(anchor.offset + shift, anchor.name) for anchor in anchors)
     body = f"{title}\n\n{text}" if text else title
     return body, (Heading(offset=0, level=1, title=title), *headings), moved
-
-
-__all__ = ["UnreadableFileError", "declared_charset", "read_html"]
