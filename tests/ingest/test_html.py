@@ -205,6 +205,15 @@ def test_title_is_not_repeated_when_the_page_has_headings(tmp_path: Path) -> Non
     assert document.text == "T\n\nx"
 
 
+def test_a_headings_own_id_wins_over_its_containers(tmp_path: Path) -> None:
+    # asciidoc (git's manual pages): <div id="content"><div class="sect1"><h2 id="_synopsis">.
+    page = (
+        '<div id="content"><div class="sect1"><h2 id="_synopsis">SYNOPSIS</h2><p>git commit</p></div></div>'
+    )
+    document = read_html(tmp_path, page)
+    assert anchor_names(document) == ["_synopsis"]
+
+
 def test_body_id_is_not_an_anchor(tmp_path: Path) -> None:
     # PostgreSQL's pages carry <body id="docContent">: citing it is no better than the bare path.
     document = read_html(

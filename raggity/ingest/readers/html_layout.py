@@ -48,6 +48,7 @@ class TextLayout:
         self._heading_tag = ""
         self._headings: list[Heading] = []
         self._anchors: list[Anchor] = []
+        self._last_anchor_titled = False
 
     def result(self) -> tuple[str, tuple[Heading, ...], tuple[Anchor, ...]]:
         text = "".join(self._out).rstrip()
@@ -73,7 +74,7 @@ class TextLayout:
             self._heading = (self._length, level, [])
             self._heading_tag = tag
         if anchor:
-            self._add_anchor(anchor)
+            self._add_anchor(anchor, titled=level is not None)
 
     def end(self, tag: str) -> None:
         if tag == "pre":
@@ -109,11 +110,17 @@ class TextLayout:
             self._emit(collapsed)
         self._pending_space = self._pending_space or trailing_space
 
-    def _add_anchor(self, name: str) -> None:
-        # Of several anchors at one place, the outermost (a section's id, not an index target in it) wins.
+    def _add_anchor(self, name: str, *, titled: bool) -> None:
+        """Of several anchors at one place, a heading's own id wins, else the outermost element's:
+        `<div id="content"><h2 id="_synopsis">` cites `#_synopsis`, and `<section id="module-copy">
+        <span id="index-0">` cites the section rather than the index target inside it."""
         if self._anchors and self._anchors[-1].offset == self._length:
+            if titled and not self._last_anchor_titled:
+                self._anchors[-1] = Anchor(self._length, name)
+                self._last_anchor_titled = True
             return
         self._anchors.append(Anchor(self._length, name))
+        self._last_anchor_titled = titled
 
     def _emit(self, piece: str) -> None:
         if not piece:
