@@ -212,3 +212,10 @@ def test_a_file_streamed_in_segments_keeps_top_level_python_headings(tmp_path: P
     assert len(documents) > 1
     titles = [h.title for d in documents for h in d.headings]
     assert titles == ["def first", "class Later"]
+
+
+def test_deeply_nested_preprocessor_blocks_do_not_exhaust_the_stack(tmp_path: Path) -> None:
+    path = tmp_path / "deep.c"
+    path.write_text("#ifdef A\n" * 5000 + "int f(void) { return 0; }\n" + "#endif\n" * 5000, encoding="utf-8")
+    _, chunks = chunks_of(path)
+    assert "".join(c.text for c in chunks).count("#ifdef A") == 5000

@@ -20,6 +20,8 @@ from raggity.core.types import Heading
 
 # Deeper class-in-class nesting than this is read as part of the enclosing definition.
 _MAX_DEPTH = 6
+# Definitions inside more nested #if blocks than this are not looked for.
+_MAX_BLOCKS = 32
 
 
 @dataclass(frozen=True)
@@ -164,11 +166,13 @@ def _without_empty_closings(headings: list[Heading], text: str) -> Iterator[Head
         yield heading
 
 
-def _definitions(node: Any, grammar: Grammar, depth: int) -> Iterator[tuple[Any, int, str]]:
+def _definitions(node: Any, grammar: Grammar, depth: int, blocks: int = 0) -> Iterator[tuple[Any, int, str]]:
     """(outer node, depth, title) of each definition under `node`, nested ones after their parent."""
     for child in node.named_children:
         if child.type in grammar.transparent:
-            yield from _definitions(child, grammar, depth)
+            # Bounded: a file of ten thousand nested #ifdefs must not exhaust the Python stack.
+            if blocks < _MAX_BLOCKS:
+                yield from _definitions(child, grammar, depth, blocks + 1)
             continue
         inner = _unwrapped(child, grammar)
         if inner is None or not _is_definition(inner, grammar):
@@ -177,7 +181,7 @@ def _definitions(node: Any, grammar: Grammar, depth: int) -> Iterator[tuple[Any,
         if inner.type in grammar.containers and depth < _MAX_DEPTH:
             body = inner.child_by_field_name("body") or _body_child(inner)
             if body is not None:
-                yield from _definitions(body, grammar, depth + 1)
+                yield from _definitions(body, grammar, depth + 1, blocks)
 
 
 def _unwrapped(node: Any, grammar: Grammar) -> Any | None:
