@@ -13,13 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
+from raggity.config.schema import Config
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.types import Chunk, Location
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
 from raggity.store.vector_table import VectorTableReader
 
-__all__ = ["UnknownReferenceError", "show"]
+__all__ = ["UnknownReferenceError", "show", "show_in_config_index"]
 
 _CHUNK_ID = re.compile(r"[0-9a-f]{20}")
 _RANGE = re.compile(r"(?P<path>.+):(?P<kind>lines?|pages?) (?P<first>\d+)(?:-(?P<last>\d+))?")
@@ -52,6 +53,11 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
         f"nothing in the index matches {reference!r}",
         "give a chunk id from `rag search --json`, or a citation as printed, e.g. notes.md:lines 3-9",
     )
+
+
+def show_in_config_index(config: Config, reference: str) -> list[Chunk]:
+    """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
+    return show(IndexLayout(config.index_dir), reference)
 
 
 def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:

@@ -32,11 +32,10 @@ def show_command(
     json_out: JsonOption = False,
 ) -> None:
     """Print the indexed text a citation or chunk id points at, with its location and heading trail."""
-    from raggity.api.show import show
+    from raggity.api.show import show_in_config_index
     from raggity.cli.render import display_path, print_json
-    from raggity.store.layout import IndexLayout
 
-    chunks = show(IndexLayout(load(config).index_dir), reference)
+    chunks = show_in_config_index(load(config), reference)
     if json_out:
         print_json(
             out,
