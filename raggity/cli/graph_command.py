@@ -110,4 +110,4 @@ def show(
     out.print(f"mentioned in {len(view.mentions)} chunk(s):")
     for m in view.mentions:
         snippet = " ".join(m.text.split())[:100]
-        out.print(f"  {display_path(m.source)}:{m.location}  {snippet}")
+        out.print(f"  {m.location.cite(display_path(m.source))}  {snippet}")

@@ -17,6 +17,7 @@ from raggity.cli.graph_command import graph_app, graph_build
 from raggity.cli.models_command import models_app
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
 from raggity.cli.shared import session as _session
+from raggity.cli.show_command import show_command
 
 app = typer.Typer(
     cls=GuardedGroup,
@@ -289,6 +290,7 @@ def doctor(config: ConfigOption = None) -> None:
         raise typer.Exit(1)
 
 
+app.command("show")(show_command)
 app.command("eval")(eval_command)
 app.add_typer(models_app, name="models")
 app.command("graph-build")(graph_build)

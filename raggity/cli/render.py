@@ -103,7 +103,7 @@ def search_table(candidates: Sequence[Candidate]) -> Table:
         table.add_row(
             str(rank),
             f"{c.score:.3f}",
-            f"{display_path(c.chunk.source)}:{c.chunk.location}",
+            c.chunk.location.cite(display_path(c.chunk.source)),
             snippet(c.chunk.text),
         )
     return table
@@ -131,7 +131,7 @@ def print_sources(console: Console, answer: Answer) -> None:
     console.print("\n[bold]Sources[/bold]")
     for c in answer.citations:
         flag = "" if c.supported else "  [yellow](not supported by this source: check it)[/yellow]"
-        console.print(f"  [{c.n}] {escape(display_path(c.source))}:{c.location}{flag}", highlight=False)
+        console.print(f"  [{c.n}] {escape(c.location.cite(display_path(c.source)))}{flag}", highlight=False)
     if answer.unsupported_sentences:
         console.print(
             f"[yellow]{len(answer.unsupported_sentences)} sentence(s) cite a source that does not support them.[/yellow]"

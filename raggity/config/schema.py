@@ -36,6 +36,11 @@ class IngestConfig:
     chunk_tokens: int = key(256, "Tokens per retrievable chunk (embedder tokens).", lo=16, hi=510)
     parent_tokens: int = key(1024, "Tokens per parent passage used by parent_document expansion.", lo=16)
     max_file_mb: float = key(64.0, "Larger files are skipped with a warning.", lo=0.001)
+    max_file_chars: int = key(
+        5_000_000,
+        "Files whose extracted text is longer are skipped with a warning; reading stops there.",
+        lo=1000,
+    )
     follow_symlinks: bool = key(False, "Follow symbolic links that point outside the ingested folder.")
     include_hidden: bool = key(False, "Also read hidden files and folders (names starting with a dot).")
     include_generated: bool = key(

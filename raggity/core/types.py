@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from raggity.core.protocols import Vector
@@ -30,6 +31,14 @@ class PageSpan:
 
 
 @dataclass(frozen=True, slots=True)
+class Anchor:
+    """An HTML fragment id (an element `id` or `<a name>`) whose element starts at `offset` of Document.text."""
+
+    offset: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """Plain text read from one file, or one segment of a very large file.
 
@@ -43,25 +52,59 @@ class Document:
     headings: tuple[Heading, ...] = ()
     pages: tuple[PageSpan, ...] = ()
     line_offset: int = 0
+    anchors: tuple[Anchor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """Where a chunk sits in its file: 1-based inclusive line range, and pages for PDFs."""
+    """Where a chunk sits in its file, in terms a person can open it by (see docs/citations.md).
+
+    - Text, Markdown, reStructuredText, code: `line_start`-`line_end`, 1-based inclusive lines of the file.
+    - PDF: `page_start`-`page_end`; the lines number the extracted text and are never shown.
+    - HTML: `anchor`, the fragment id nearest before the chunk (None: the top of the page). HTML text is
+      extracted, so it has no file lines: `line_start` and `line_end` are 0.
+    """
 
     line_start: int
     line_end: int
     page_start: int | None = None
     page_end: int | None = None
+    anchor: str | None = None
+
+    @property
+    def has_lines(self) -> bool:
+        """Whether the line range numbers lines of the file (false for HTML and PDF)."""
+        return self.line_start > 0 and self.page_start is None
+
+    def through(self, last: Location) -> Location:
+        """The span from this location to `last` (a later chunk of the same file)."""
+        return Location(self.line_start, last.line_end, self.page_start, last.page_end, self.anchor)
+
+    def cite(self, source: str) -> str:
+        """The citation a person can open: `notes.md:lines 3-9`, `copy.html#copy.deepcopy`, `a.pdf:page 2`."""
+        where = str(self)
+        if not where or where.startswith("#"):
+            return source + where
+        return f"{source}:{where}"
 
     def __str__(self) -> str:
         if self.page_start is not None:
             if self.page_end is None or self.page_end == self.page_start:
                 return f"page {self.page_start}"
             return f"pages {self.page_start}-{self.page_end}"
+        if self.anchor:
+            # Percent-encoded as in a URL: the citation opens in a browser, and an id from a
+            # document cannot smuggle spaces, markup or control characters into the terminal.
+            return "#" + quote(self.anchor, safe=_FRAGMENT_SAFE)
+        if self.line_start <= 0:
+            return ""
         if self.line_start == self.line_end:
             return f"line {self.line_start}"
         return f"lines {self.line_start}-{self.line_end}"
+
+
+# Characters RFC 3986 allows unescaped in a URL fragment, less "[", "]" (rich markup) and "'".
+_FRAGMENT_SAFE = "!$&()*+,;=:@/?-._~"
 
 
 @dataclass(frozen=True, slots=True)

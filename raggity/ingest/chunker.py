@@ -89,20 +89,15 @@ def chunk_document(
     elif ids.source != doc.source:
         raise ValueError(f"id allocator is for {ids.source!r}, not {doc.source!r}")
     splitter = _Splitter(doc.text, tokenizer, settings.chunk_tokens)
-    lines = _LineCounter(doc.text)
-    pages = _PageFinder(doc.pages)
+    locate = _Locator(doc)
     children: list[_Child] = []
-    for section in _sections(doc.text, doc.headings):
+    # Code sections are definitions: a one-line function is still its own section.
+    for section in _sections(doc.text, doc.headings, merge_bare=doc.kind != "code"):
         for start, text, n_tokens in splitter.pieces(section.start, section.end):
             # Lines and pages are those of the visible text, not of surrounding blank lines.
             first = start + len(text) - len(text.lstrip())
             last = start + len(text.rstrip()) - 1
-            location = Location(
-                line_start=doc.line_offset + lines.line_of(first),
-                line_end=doc.line_offset + lines.line_of(last),
-                page_start=pages.page_of(first),
-                page_end=pages.page_of(last),
-            )
+            location = locate(first, last)
             children.append(
                 _Child(ids.allocate(text), text, section.trail, location, n_tokens, section.major)
             )
@@ -122,8 +117,11 @@ def chunk_document(
     ]
 
 
-def _sections(text: str, headings: Sequence[Heading]) -> list[_Section]:
-    """Non-empty stretches of text between consecutive heading offsets, with their heading trails."""
+def _sections(text: str, headings: Sequence[Heading], *, merge_bare: bool = True) -> list[_Section]:
+    """Non-empty stretches of text between consecutive heading offsets, with their heading trails.
+
+    A heading's title may be empty: it closes the sections below its level without opening a named
+    one (code uses it where a definition ends and its enclosing scope goes on)."""
     sections: list[_Section] = []
     stack: list[Heading] = []
     start, trail, major = 0, "", -1
@@ -132,7 +130,7 @@ def _sections(text: str, headings: Sequence[Heading]) -> list[_Section]:
     for k, heading in enumerate(sorted(in_range, key=lambda h: h.offset)):
         # A heading with no body of its own ("# Guide" right before "## Install") joins the next
         # section instead of becoming a chunk that holds nothing but a title.
-        merge = previous is not None and _only_heading(text[previous : heading.offset])
+        merge = merge_bare and previous is not None and _only_heading(text[previous : heading.offset])
         if heading.offset > start and not merge:
             sections.append(_Section(start, heading.offset, trail, major))
             start = heading.offset
@@ -327,6 +325,33 @@ def _is_whitespace_local(tokenizer: Tokenizer) -> bool:
         if left + right != whole:
             return False
     return True
+
+
+class _Locator:
+    """The Location of a chunk's first..last visible characters; asked in increasing order."""
+
+    def __init__(self, doc: Document) -> None:
+        self._offset = doc.line_offset
+        # Extracted HTML text has no file lines: its citations point at anchors instead.
+        self._lines = None if doc.kind == "html" else _LineCounter(doc.text)
+        self._pages = _PageFinder(doc.pages)
+        self._anchors = sorted(doc.anchors, key=lambda anchor: anchor.offset)
+        self._anchor_offsets = [anchor.offset for anchor in self._anchors]
+
+    def __call__(self, first: int, last: int) -> Location:
+        lines = self._lines
+        return Location(
+            line_start=0 if lines is None else self._offset + lines.line_of(first),
+            line_end=0 if lines is None else self._offset + lines.line_of(last),
+            page_start=self._pages.page_of(first),
+            page_end=self._pages.page_of(last),
+            anchor=self._anchor_at(first),
+        )
+
+    def _anchor_at(self, offset: int) -> str | None:
+        """The nearest anchor that starts at or before `offset`."""
+        index = bisect_right(self._anchor_offsets, offset) - 1
+        return self._anchors[index].name if index >= 0 else None
 
 
 class _LineCounter:

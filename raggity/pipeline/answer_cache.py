@@ -70,6 +70,7 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
                     c.location.line_end,
                     c.location.page_start,
                     c.location.page_end,
+                    c.location.anchor,
                 ],
                 "text": c.text,
                 "supported": c.supported,

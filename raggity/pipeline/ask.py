@@ -13,7 +13,7 @@ from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
-from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
+from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
 from raggity.pipeline.answer_cache import AnswerCache
 from raggity.pipeline.citations import CitationCheck, check_citations
 from raggity.pipeline.generation import TextGenerator
@@ -76,7 +76,7 @@ def expand_to_parents(selected: Sequence[Candidate], table: VectorTableReader) -
                 source=candidate.chunk.source,
                 text="".join(c.text for c in children),
                 heading=children[0].heading,
-                location=Location(first.line_start, last.line_end, first.page_start, last.page_end),
+                location=first.through(last),
                 parent_id=parent_id,
                 ordinal=children[0].ordinal,
                 n_tokens=sum(c.n_tokens for c in children),

@@ -76,7 +76,7 @@ class IngestRun:
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
                 try:
-                    sources.append(file_source(path))
+                    sources.append(file_source(path, max_chars=self._settings.max_file_chars))
                 except OSError as exc:
                     early.append(Skipped(str(path), f"unreadable: {os_reason(exc)}"))
             for skipped in early:
@@ -136,7 +136,12 @@ class IngestRun:
         if not rebuild and manifest.fingerprint in (None, current):
             return []
         inside = in_roots(list(roots))
-        return [file_source(Path(s)) for s in manifest.sources if not inside(s) and Path(s).is_file()]
+        limit = self._settings.max_file_chars
+        return [
+            file_source(Path(s), max_chars=limit)
+            for s in manifest.sources
+            if not inside(s) and Path(s).is_file()
+        ]
 
 
 @dataclass(frozen=True)

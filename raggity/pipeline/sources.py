@@ -8,6 +8,7 @@ from pathlib import Path
 
 from raggity.core.types import Document
 from raggity.ingest.readers import read_file
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.models.hashing import sha256_file
 from raggity.pipeline.ingest import SourceFile
 
@@ -17,12 +18,12 @@ from raggity.pipeline.ingest import SourceFile
 RACY_NS = 2_000_000_000
 
 
-def file_source(path: Path) -> SourceFile:
+def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> SourceFile:
     stat = path.stat()
     mtime_ns = stat.st_mtime_ns if stat.st_mtime_ns < time.time_ns() - RACY_NS else 0
 
     def read() -> Iterator[Document]:
-        return read_file(path)
+        return read_file(path, max_chars=max_chars)
 
     return SourceFile(str(path), stat.st_size, mtime_ns, lambda: sha256_file(path), read)
 

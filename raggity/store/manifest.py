@@ -15,7 +15,9 @@ from pathlib import Path
 from raggity.core.atomic_file import atomic_write_text
 from raggity.core.errors import IndexStateError
 
-FORMAT_VERSION = 1
+# 2: chunk rows gained an `anchor` column, and HTML and code are read differently (cleaned HTML,
+# tree-sitter boundaries): an index built by version 1 is rebuilt by the next ingest.
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ _COLUMNS = [
     "line_end",
     "page_start",
     "page_end",
+    "anchor",
 ]
 
 
@@ -54,6 +55,8 @@ def _schema(dim: int) -> Any:
             ("line_end", pa.int32()),
             ("page_start", pa.int32()),
             ("page_end", pa.int32()),
+            # The HTML fragment a citation opens at; tables written before it existed read as None.
+            ("anchor", pa.string()),
             ("vector", pa.list_(pa.float32(), dim)),
         ]
     )
@@ -109,6 +112,7 @@ class VectorTableWriter:
                 "line_end": [x.line_end for x in loc],
                 "page_start": [x.page_start for x in loc],
                 "page_end": [x.page_end for x in loc],
+                "anchor": [x.anchor for x in loc],
                 "vector": pa.FixedSizeListArray.from_arrays(
                     pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel()), self._dim
                 ),
@@ -250,7 +254,7 @@ class VectorTableReader:
         positions = [self._position[cid] for cid in dict.fromkeys(ids) if cid in self._position]
         if not positions:
             return {}
-        table = self._dataset.take(positions, columns=_COLUMNS)
+        table = self._dataset.take(positions, columns=_columns(self._dataset))
         return {
             row["id"]: StoredChunk(_chunk(row), matrix[self._position[row["id"]]])
             for row in table.to_pylist()
@@ -259,8 +263,19 @@ class VectorTableReader:
     def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]:
         if self._dataset is None or not parent_ids:
             return []
-        table = self._dataset.to_table(columns=_COLUMNS, filter=f"parent_id IN ({_quoted(parent_ids)})")
+        table = self._dataset.to_table(
+            columns=_columns(self._dataset), filter=f"parent_id IN ({_quoted(parent_ids)})"
+        )
         return [_chunk(row) for row in table.to_pylist()]
+
+    def chunks_of(self, source: str) -> list[Chunk]:
+        """Every stored chunk of one file, in file order (listed or not: the caller filters)."""
+        if self._dataset is None:
+            return []
+        table = self._dataset.to_table(
+            columns=_columns(self._dataset), filter=f"source = {_quoted([source])}"
+        )
+        return sorted((_chunk(row) for row in table.to_pylist()), key=lambda chunk: chunk.ordinal)
 
     def all_ids(self) -> list[str]:
         if self._dataset is None:
@@ -274,11 +289,17 @@ def _fetch(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:
         return result
     for start in range(0, len(ids), 1000):
         table = dataset.to_table(
-            columns=[*_COLUMNS, "vector"], filter=f"id IN ({_quoted(ids[start : start + 1000])})"
+            columns=[*_columns(dataset), "vector"], filter=f"id IN ({_quoted(ids[start : start + 1000])})"
         )
         for row in table.to_pylist():
             result[row["id"]] = StoredChunk(_chunk(row), np.asarray(row["vector"], dtype=np.float32))
     return result
+
+
+def _columns(dataset: Any) -> list[str]:
+    """The metadata columns this table has: one written before a column existed lacks it."""
+    present = set(dataset.schema.names)
+    return [name for name in _COLUMNS if name in present]
 
 
 def _chunk(row: dict[str, Any]) -> Chunk:
@@ -287,7 +308,9 @@ def _chunk(row: dict[str, Any]) -> Chunk:
         source=row["source"],
         text=row["text"],
         heading=row["heading"],
-        location=Location(row["line_start"], row["line_end"], row["page_start"], row["page_end"]),
+        location=Location(
+            row["line_start"], row["line_end"], row["page_start"], row["page_end"], row.get("anchor")
+        ),
         parent_id=row["parent_id"],
         ordinal=row["ordinal"],
         n_tokens=row["n_tokens"],

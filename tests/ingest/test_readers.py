@@ -223,13 +223,14 @@ def test_code_text_is_unchanged_and_python_definitions_are_headings(tmp_path: Pa
     document = read_one(write(tmp_path / "mod.py", source))
     assert document.kind == "code"
     assert document.text == source
-    assert titles(document.headings) == [(1, "class Store"), (1, "async def main")]
-    for heading in document.headings:
-        assert document.text[heading.offset :].startswith(heading.title.split()[0])
+    named = [heading for heading in document.headings if heading.title]
+    assert titles(tuple(named)) == [(1, "class Store"), (2, "def get"), (1, "async def main")]
+    for heading in named:
+        assert document.text[heading.offset :].lstrip().startswith(heading.title.split()[0])
 
 
-def test_code_other_than_python_has_no_headings(tmp_path: Path) -> None:
-    assert read_one(write(tmp_path / "a.js", "class A {}\ndef = 1\n")).headings == ()
+def test_code_without_a_grammar_has_no_headings(tmp_path: Path) -> None:
+    assert read_one(write(tmp_path / "a.rb", "class A\nend\ndef f = 1\n")).headings == ()
 
 
 def test_huge_single_line_file(tmp_path: Path) -> None:
@@ -513,9 +514,7 @@ keep   spacing
 </html>
 """
 
-HTML_TEXT = """Page title
-
-Main heading
+HTML_TEXT = """Main heading
 
 First paragraph spans lines & has bold text.
 
@@ -543,7 +542,7 @@ def test_html_visible_text_and_headings(tmp_path: Path) -> None:
     assert titles(document.headings) == [(1, "Main heading"), (2, "Second heading")]
     for heading in document.headings:
         assert document.text[heading.offset :].startswith(heading.title)
-        assert document.text[heading.offset - 1] == "\n"
+        assert heading.offset == 0 or document.text[heading.offset - 1] == "\n"
 
 
 @pytest.mark.parametrize("hidden", ["script text", "color: red", "enable js", "template text", "comment"])
@@ -585,5 +584,6 @@ def test_html_layout(tmp_path: Path, page: str, text: str) -> None:
     assert read_one(write(tmp_path / "a.html", page)).text == text
 
 
-def test_html_malformed_marked_section_is_a_reason(tmp_path: Path) -> None:
-    assert reason(write(tmp_path / "a.html", "<p>x</p><![foo[ bar ]]>")).startswith("malformed HTML")
+def test_html_malformed_marked_section_is_a_comment_as_in_a_browser(tmp_path: Path) -> None:
+    # The standard library parser raised AssertionError here; an HTML5 parser makes it a bogus comment.
+    assert read_one(write(tmp_path / "a.html", "<p>x</p><![foo[ bar ]]>")).text == "x"

@@ -6,51 +6,54 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from raggity.core.types import Document
-from raggity.ingest.readers.errors import UnreadableFileError
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.kinds import kind_of
 
-__all__ = ["UnreadableFileError", "read_file"]
+__all__ = ["DEFAULT_MAX_CHARS", "TooMuchTextError", "UnreadableFileError", "read_file"]
 
 DEFAULT_SEGMENT_CHARS = 4_000_000
 
 
-def read_file(path: Path, *, segment_chars: int = DEFAULT_SEGMENT_CHARS) -> Iterator[Document]:
+def read_file(
+    path: Path, *, segment_chars: int = DEFAULT_SEGMENT_CHARS, max_chars: int = DEFAULT_MAX_CHARS
+) -> Iterator[Document]:
     """Documents read from `path`: usually one, several when a large text or code file is streamed.
 
     Raises UnreadableFileError while iterating when the file holds no usable text; a streamed file
-    may raise it after some segments, for instance when the file vanishes half-way.
+    may raise it after some segments, for instance when the file vanishes half-way. Raises
+    TooMuchTextError, before yielding anything where it can tell, when the text passes `max_chars`.
     """
-    if segment_chars < 1:
-        raise ValueError(f"segment_chars must be positive, got {segment_chars}")
-    return _read(path, segment_chars)
+    if segment_chars < 1 or max_chars < 1:
+        raise ValueError(f"segment_chars and max_chars must be positive, got {segment_chars}, {max_chars}")
+    return _read(path, segment_chars, max_chars)
 
 
-def _read(path: Path, segment_chars: int) -> Iterator[Document]:
+def _read(path: Path, segment_chars: int, max_chars: int) -> Iterator[Document]:
     # Readers are imported on first use: pypdf alone costs more start-up time than
     # commands that never read a file (search, ask) can afford.
     kind = kind_of(path)
     if kind == "markdown":
         from raggity.ingest.readers.markdown import read_markdown
 
-        yield read_markdown(path)
+        yield read_markdown(path, max_chars=max_chars)
     elif kind == "rst":
         from raggity.ingest.readers.rst import read_rst
 
-        yield read_rst(path)
+        yield read_rst(path, max_chars=max_chars)
     elif kind == "html":
         from raggity.ingest.readers.html import read_html
 
-        yield read_html(path)
+        yield read_html(path, max_chars=max_chars)
     elif kind == "pdf":
         from raggity.ingest.readers.pdf import read_pdf
 
-        yield read_pdf(path)
+        yield read_pdf(path, max_chars=max_chars)
     elif kind == "code":
         from raggity.ingest.readers.code import read_code
 
-        yield from read_code(path, segment_chars=segment_chars)
+        yield from read_code(path, segment_chars=segment_chars, max_chars=max_chars)
     else:
         # Unknown names are read as plain text: the caller asked for this file by name.
         from raggity.ingest.readers.text import read_text_documents
 
-        yield from read_text_documents(path, kind="text", segment_chars=segment_chars)
+        yield from read_text_documents(path, kind="text", segment_chars=segment_chars, max_chars=max_chars)

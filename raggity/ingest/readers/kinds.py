@@ -17,7 +17,8 @@ _BY_SUFFIX: dict[str, DocumentKind] = {
     ".pdf": "pdf",
     **dict.fromkeys(
         (
-            ".py .js .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cc .cs .rb .php .sh .bash .zsh .swift"
+            ".py .js .mjs .cjs .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cc .cxx .hh .hxx .cs .rb .php .sh"
+            " .bash .zsh .swift"
             " .kt .scala .sql .toml .yaml .yml .json .ini .cfg .lua .r .jl .m .pl .ex .exs .hs .ml .css"
             " .scss .vue .svelte"
         ).split(),

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from raggity.core.types import Document, Heading
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.text import read_text
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
@@ -20,8 +21,8 @@ _NOT_SETEXT_TEXT = re.compile(r" {0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)
 _FRONT_MATTER_ENDS = {"---": frozenset({"---", "..."}), "+++": frozenset({"+++"})}
 
 
-def read_markdown(path: Path) -> Document:
-    text = read_text(path)
+def read_markdown(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+    text = read_text(path, max_chars=max_chars)
     return Document(source=str(path), text=text, kind="markdown", headings=markdown_headings(text))
 
 

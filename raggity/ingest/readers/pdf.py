@@ -14,7 +14,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError
 
 from raggity.core.types import Document, PageSpan
-from raggity.ingest.readers.errors import UnreadableFileError
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 PAGE_SEPARATOR = "\n\n"
@@ -24,9 +24,9 @@ _REASON_CHARS = 80
 logging.getLogger("pypdf").setLevel(logging.CRITICAL)
 
 
-def read_pdf(path: Path) -> Document:
+def read_pdf(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
     with open_source(path) as stream:
-        pages = _page_texts(stream)
+        pages = _page_texts(stream, _TextBudget(max_chars))
     parts: list[str] = []
     spans: list[PageSpan] = []
     length = 0
@@ -40,7 +40,24 @@ def read_pdf(path: Path) -> Document:
     return Document(source=str(path), text="".join(parts), kind="pdf", pages=tuple(spans))
 
 
-def _page_texts(stream: BinaryIO) -> list[tuple[int, str]]:
+class _TextBudget:
+    """Counts extracted text as pypdf produces it and stops the extraction when it passes the bound.
+
+    Counting inside the extraction matters: a few kilobytes of nested form XObjects can expand to
+    tens of millions of characters on one page.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._used = 0
+
+    def visit(self, text: str, *_: object) -> None:
+        self._used += len(text)
+        if self._used > self.max_chars:
+            raise TooMuchTextError(self.max_chars)
+
+
+def _page_texts(stream: BinaryIO, budget: _TextBudget) -> list[tuple[int, str]]:
     """(1-based page number, stripped text) of every page with text."""
     if not stream.read(1):
         raise UnreadableFileError("empty file")
@@ -63,8 +80,8 @@ def _page_texts(stream: BinaryIO) -> list[tuple[int, str]]:
     first_failure: Exception | None = None
     for number, page in enumerate(pages, start=1):
         try:
-            raw = page.extract_text()
-        except OSError:
+            raw = page.extract_text(visitor_text=budget.visit)
+        except (OSError, TooMuchTextError):
             raise
         except Exception as exc:
             first_failure = first_failure or exc

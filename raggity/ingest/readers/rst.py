@@ -11,14 +11,15 @@ import re
 from pathlib import Path
 
 from raggity.core.types import Document, Heading
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.text import read_text
 
 # Every printable non-alphanumeric ASCII character may adorn a title.
 _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1*[ \t]*")
 
 
-def read_rst(path: Path) -> Document:
-    text = read_text(path)
+def read_rst(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+    text = read_text(path, max_chars=max_chars)
     return Document(source=str(path), text=text, kind="rst", headings=rst_headings(text))
 
 

@@ -9,6 +9,7 @@ lone "\\r" both become "\\n", so that line numbers match what editors show.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from raggity.core.types import Document, DocumentKind
-from raggity.ingest.readers.errors import UnreadableFileError
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.source import open_source
 
 BLOCK_BYTES = 1 << 16
@@ -126,12 +127,22 @@ def decode_bytes(data: bytes, *, declared: str | None = None) -> str:
     return text
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """The whole decoded text of a file; for formats that need all of it at once (markdown, rst)."""
     with open_source(path) as stream:
-        text = "".join(decode_blocks(read_blocks(stream)))
+        text = "".join(bounded(decode_blocks(read_blocks(stream)), max_chars))
     require_text(text)
     return text
+
+
+def bounded(pieces: Iterable[str], max_chars: int) -> Iterator[str]:
+    """`pieces` unchanged; raises TooMuchTextError as soon as together they pass `max_chars`."""
+    total = 0
+    for piece in pieces:
+        total += len(piece)
+        if total > max_chars:
+            raise TooMuchTextError(max_chars)
+        yield piece
 
 
 def require_text(text: str) -> None:
@@ -216,10 +227,21 @@ def _segments_with_text(pieces: Iterable[str], segment_chars: int) -> Iterator[S
         yield Segment("".join(buffer), newlines_before)
 
 
-def read_text_documents(path: Path, *, kind: DocumentKind = "text", segment_chars: int) -> Iterator[Document]:
-    """One Document per segment of a plain text file, read in blocks so memory stays bounded."""
+def read_text_documents(
+    path: Path, *, kind: DocumentKind = "text", segment_chars: int, max_chars: int = DEFAULT_MAX_CHARS
+) -> Iterator[Document]:
+    """One Document per segment of a plain text file, read in blocks so memory stays bounded.
+
+    A file too long for `max_chars` raises TooMuchTextError before the first segment, so that no
+    part of it is indexed; its text is counted first when its size alone cannot rule that out.
+    """
     with open_source(path) as stream:
-        for part in segment(decode_blocks(read_blocks(stream)), segment_chars):
+        # Every character takes at least one byte, so a file this small cannot be too long.
+        if os.fstat(stream.fileno()).st_size > max_chars:
+            for _ in bounded(decode_blocks(read_blocks(stream)), max_chars):
+                pass
+            stream.seek(0)
+        for part in segment(bounded(decode_blocks(read_blocks(stream)), max_chars), segment_chars):
             yield Document(source=str(path), text=part.text, kind=kind, line_offset=part.line_offset)
 
 

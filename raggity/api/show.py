@@ -1,0 +1,97 @@
+"""What a citation or chunk id points at: the indexed chunks it names, in file order.
+
+A reference is a chunk id (as `rag search --json` prints it, or a parent id), or a citation as raggity
+prints it: `PATH:lines 3-9`, `PATH:line 3`, `PATH:page 2`, `PATH:pages 2-3`, `PATH#anchor`, or a bare
+PATH for every chunk of the file. PATH may be absolute, relative to the current folder, or any tail of
+an indexed path (`library/copy.html`) that names one file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote
+
+from raggity.config.schema import Config
+from raggity.core.errors import IndexStateError, RaggityError
+from raggity.core.types import Chunk, Location
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+from raggity.store.vector_table import VectorTableReader
+
+__all__ = ["UnknownReferenceError", "show", "show_in_config_index"]
+
+_CHUNK_ID = re.compile(r"[0-9a-f]{20}")
+_RANGE = re.compile(r"(?P<path>.+):(?P<kind>lines?|pages?) (?P<first>\d+)(?:-(?P<last>\d+))?")
+
+
+class UnknownReferenceError(RaggityError):
+    """The reference names no chunk of the index."""
+
+
+def show(layout: IndexLayout, reference: str) -> list[Chunk]:
+    """The chunks `reference` points at, in file order; raises UnknownReferenceError when there are none."""
+    if not layout.exists():
+        raise IndexStateError(f"{layout.root}: no index yet", "run `rag ingest PATH` first")
+    manifest = load_manifest(layout.manifest)
+    live = manifest.live_ids()
+    table = VectorTableReader(layout.table)
+    reference = reference.strip()
+    if _CHUNK_ID.fullmatch(reference):
+        found = [row.chunk for row in table.fetch([reference]).values() if row.chunk.id in live]
+        found = found or [c for c in table.fetch_by_parent([reference]) if c.id in live]
+        if found:
+            return sorted(found, key=lambda chunk: chunk.ordinal)
+    path, wanted = _parse_citation(reference)
+    source = _indexed_source(path, list(manifest.sources))
+    if source is not None:
+        found = [c for c in table.chunks_of(source) if c.id in live and wanted(c.location)]
+        if found:
+            return found
+    raise UnknownReferenceError(
+        f"nothing in the index matches {reference!r}",
+        "give a chunk id from `rag search --json`, or a citation as printed, e.g. notes.md:lines 3-9",
+    )
+
+
+def show_in_config_index(config: Config, reference: str) -> list[Chunk]:
+    """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
+    return show(IndexLayout(config.index_dir), reference)
+
+
+def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:
+    """The path a citation names, and a test for the locations it covers."""
+    match = _RANGE.fullmatch(reference)
+    if match is not None:
+        first = int(match["first"])
+        last = int(match["last"] or first)
+        if match["kind"].startswith("line"):
+            return match[
+                "path"
+            ], lambda loc: loc.has_lines and loc.line_start <= last and loc.line_end >= first
+        return (
+            match["path"],
+            lambda loc: (
+                loc.page_start is not None
+                and loc.page_start <= last
+                and (loc.page_end or loc.page_start) >= first
+            ),
+        )
+    if "#" in reference:
+        path, fragment = reference.rsplit("#", 1)
+        anchor = unquote(fragment)
+        return path, lambda loc: loc.anchor == anchor
+    return reference, lambda _: True
+
+
+def _indexed_source(path: str, sources: list[str]) -> str | None:
+    """The indexed source `path` names: exactly, resolved from here, or as the tail of one path."""
+    if path in sources:
+        return path
+    resolved = str(Path(path).expanduser().resolve())
+    if resolved in sources:
+        return resolved
+    tail = "/" + path.lstrip("/")
+    matches = [source for source in sources if source.endswith(tail)]
+    return matches[0] if len(matches) == 1 else None

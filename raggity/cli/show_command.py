@@ -1,0 +1,64 @@
+"""`rag show CITATION_OR_CHUNK_ID`: print the text a citation points at, with its location."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from raggity.cli.shared import ConfigOption, JsonOption, load, out
+
+# C0 and C1 controls (but newline and tab), and the bidirectional overrides that reorder what is shown.
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with control and direction-override characters written as escapes (\\x1b, \\u202e)."""
+    return _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def show_command(
+    reference: Annotated[
+        str,
+        typer.Argument(
+            help="A chunk id from `rag search --json`, or a citation as printed: "
+            "PATH:lines 3-9, PATH#anchor, PATH:page 2, or PATH.",
+            show_default=False,
+        ),
+    ],
+    config: ConfigOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Print the indexed text a citation or chunk id points at, with its location and heading trail."""
+    from raggity.api.show import show_in_config_index
+    from raggity.cli.render import display_path, print_json
+
+    chunks = show_in_config_index(load(config), reference)
+    if json_out:
+        print_json(
+            out,
+            [
+                {
+                    "id": c.id,
+                    "source": c.source,
+                    "location": str(c.location),
+                    "citation": c.location.cite(c.source),
+                    "heading": c.heading,
+                    "text": c.text,
+                }
+                for c in chunks
+            ],
+        )
+        return
+    for k, chunk in enumerate(chunks):
+        if k:
+            out.print()
+        header = Text(visible(chunk.location.cite(display_path(chunk.source))), style="bold")
+        if chunk.heading:
+            header.append(f"  ({visible(chunk.heading)})", style="dim")
+        header.append(f"  {chunk.id}", style="dim")
+        out.print(header)
+        # Text, not markup: "[red]" or "[/x]" in a document is printed as written.
+        out.print(Text(visible(chunk.text.strip("\n"))))

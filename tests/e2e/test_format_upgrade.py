@@ -1,0 +1,28 @@
+"""An index built before anchors and the new HTML and code readers is rebuilt by the next ingest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.store.vector_table import VectorTableReader
+from tests.support import write_config
+
+
+def test_an_index_of_format_1_is_rebuilt_with_anchors(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.html").write_text("<h1 id='top'>Title</h1><p>Body text here.</p>", encoding="utf-8")
+    session = Raggity(load_config(write_config(tmp_path)))
+    session.ingest([docs])
+    manifest = json.loads(session.layout.manifest.read_text(encoding="utf-8"))
+    manifest["format_version"] = manifest["fingerprint"]["format_version"] = 1
+    session.layout.manifest.write_text(json.dumps(manifest), encoding="utf-8")
+
+    report = session.ingest([docs])
+    assert report.rebuilt
+    assert report.added == 1
+    [chunk] = VectorTableReader(session.layout.table).chunks_of(str(docs / "page.html"))
+    assert chunk.location.cite("page.html") == "page.html#top"

