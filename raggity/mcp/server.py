@@ -112,7 +112,9 @@ def build_server(session: Raggity, config: Config) -> MCPServer[Any]:
     tools = ReadOnlyTools(session, config)
     server: MCPServer[Any] = MCPServer("raggity", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(description="Find the indexed passages that best match a query (hybrid dense + keyword search).")
+    @server.tool(
+        description="Find the indexed passages that best match a query (hybrid dense + keyword search)."
+    )
     async def search(
         query: Annotated[str, Field(description="Words or a question to look for.")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages to return.")] = 5,

@@ -47,7 +47,9 @@ def index(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]
 
 def run_client(config: Path, body: Client) -> None:
     """Starts `rag mcp --config CONFIG` the way an agent does and runs `body` in one client session."""
-    server = StdioServerParameters(command=str(RAG), args=["mcp", "--config", str(config)], env=dict(os.environ))
+    server = StdioServerParameters(
+        command=str(RAG), args=["mcp", "--config", str(config)], env=dict(os.environ)
+    )
 
     async def main() -> None:
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
@@ -191,7 +193,8 @@ def test_stdout_carries_only_protocol_messages(index: Index) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     proc.stdin.write(stdin)
     proc.stdin.flush()
     messages = []

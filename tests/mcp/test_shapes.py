@@ -27,7 +27,19 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
     assert data["declined"] is True
     assert (data["abstained"], data["refused"]) == (False, True)
     assert data["citations"] == [
-        {"n": 1, "path": "/docs/jupiter.rst", "location": "line 9", "text": "Io is volcanically active.", "supported": True},
-        {"n": 2, "path": "/docs/jupiter.rst", "location": "lines 14-15", "text": "Europa hides an ocean.", "supported": False},
+        {
+            "n": 1,
+            "path": "/docs/jupiter.rst",
+            "location": "line 9",
+            "text": "Io is volcanically active.",
+            "supported": True,
+        },
+        {
+            "n": 2,
+            "path": "/docs/jupiter.rst",
+            "location": "lines 14-15",
+            "text": "Europa hides an ocean.",
+            "supported": False,
+        },
     ]
     assert data["unsupported_sentences"] == ["Europa sings [2]."]
