@@ -148,6 +148,14 @@ class Raggity:
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
         """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest_run."""
+        request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
+        try:
+            return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
+        finally:
+            self._snapshot = None
+
+    def ingest_roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
+        """`paths` made absolute, or the config's [ingest] paths when none are given."""
         roots = [Path(p).expanduser().resolve() for p in paths] or [
             self.config.resolve(p) for p in self.config.ingest.paths
         ]
@@ -155,11 +163,7 @@ class Raggity:
             raise RaggityError(
                 "nothing to ingest: no PATH given", "pass a folder, or set [ingest] paths in raggity.toml"
             )
-        request = IngestRequest(tuple(roots), rebuild, strict, wait_seconds)
-        try:
-            return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
-        finally:
-            self._snapshot = None
+        return tuple(roots)
 
     def ingest_run(self) -> IngestRun:
         """The ingest orchestrator for this index, with this session's models."""

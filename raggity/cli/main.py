@@ -18,6 +18,7 @@ from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
 from raggity.cli.shared import session as _session
+from raggity.cli.watch_command import watch_command
 
 app = typer.Typer(
     cls=GuardedGroup,
@@ -266,6 +267,7 @@ app.command("graph-build")(graph_build)
 app.add_typer(graph_app, name="graph")
 app.add_typer(cache_app, name="cache")
 app.command("mcp")(mcp_command)
+app.command("watch")(watch_command)
 
 
 def run() -> None:
