@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from raggity.cli.cache_command import cache_app
+from raggity.cli.chat_command import chat_command
 from raggity.cli.errors import GuardedGroup
 from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
@@ -266,6 +267,7 @@ app.add_typer(models_app, name="models")
 app.command("graph-build")(graph_build)
 app.add_typer(graph_app, name="graph")
 app.add_typer(cache_app, name="cache")
+app.command("chat")(chat_command)
 app.command("mcp")(mcp_command)
 app.command("watch")(watch_command)
 

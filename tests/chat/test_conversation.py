@@ -3,42 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from raggity.api import Raggity, load_config
 from raggity.api.conversation import REWRITE_SYSTEM, Conversation
-from raggity.core.protocols import Embedder
 from raggity.pipeline.models import load_generator
-from tests.isolation import isolated_state
-from tests.support import Messages, RecordingGenerator, ScriptedGenerator, write_config, write_corpus
-
-
-@dataclass(frozen=True)
-class Index:
-    config: Path
-    docs: dict[str, Path]
-    embedder: Embedder
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Index:
-    root = tmp_path_factory.mktemp("chat")
-    config = write_config(
-        root,
-        index={"path": str(root / "index")},
-        ingest={"chunk_tokens": 64, "parent_tokens": 256},
-        retrieval={"top_k": 2},
-        generation={"threads": 1},
-    )
-    docs = write_corpus(root / "docs")
-    with isolated_state(_state_dirs):
-        session = Raggity(load_config(config))
-        session.ingest([root / "docs"])
-    return Index(config, docs, session.embedder)
-
+from tests.chat.conftest import Index
+from tests.support import Messages, RecordingGenerator, ScriptedGenerator, write_config
 
 SOURCE_BLOCK = "<source id="
 
