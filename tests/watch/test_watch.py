@@ -262,3 +262,12 @@ def test_rag_watch_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     assert "stopping after the current update" in stderr
     ids = store_ids(IndexLayout(tmp_path / ".raggity"))
     assert len(ids) > 6
+
+
+def test_a_missing_folder_is_a_clear_error_before_anything_is_watched(tmp_path: Path) -> None:
+    from raggity.api import RaggityError
+
+    session = Raggity(load_config(write_config(tmp_path)))
+    with pytest.raises(RaggityError, match="no such file or folder to watch"):
+        watch_index(session, [tmp_path / "nowhere"], stop=threading.Event(), on_update=lambda u: None)
+    assert not (tmp_path / ".raggity").exists()
