@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from raggity.api.conversation import Conversation, Turn
     from raggity.api.session import Raggity, SearchResult
     from raggity.config.loader import load_config
     from raggity.config.schema import Config
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from raggity.pipeline.ingest import IngestReport, Skipped
 
 _EXPORTS = {
+    "Conversation": "raggity.api.conversation",
+    "Turn": "raggity.api.conversation",
     "Raggity": "raggity.api.session",
     "SearchResult": "raggity.api.session",
     "load_config": "raggity.config.loader",
@@ -66,6 +69,7 @@ __all__ = [
     "Citation",
     "Config",
     "ConfigError",
+    "Conversation",
     "DatasetError",
     "DownloadError",
     "GraphBuildStatus",
@@ -80,6 +84,7 @@ __all__ = [
     "SearchResult",
     "Skipped",
     "StageTrace",
+    "Turn",
     "load_config",
     "storage_error",
 ]

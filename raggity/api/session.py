@@ -81,6 +81,18 @@ class Raggity:
         self._snapshot: IndexSnapshot | None = None
         self._graph: GraphSource | None = None
 
+    def with_generator(self, generator: TextGenerator) -> Raggity:
+        """A session on the same index, with the same models and warnings, that answers through
+        `generator` (a conversation wraps the model to put its history into each answer's prompt)."""
+        return Raggity(
+            self.config,
+            embedder=self._embedder,
+            tokenizer=self._tokenizer,
+            scorer=self._scorer if self._scorer_resolved else None,
+            generator=generator,
+            warn=self._warn,
+        )
+
     # -- models, each loaded on first use unless given ------------------------------------------
     @property
     def embedder(self) -> Embedder:
@@ -149,6 +161,14 @@ class Raggity:
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
         """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest_run."""
+        request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
+        try:
+            return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
+        finally:
+            self._snapshot = None
+
+    def ingest_roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
+        """`paths` made absolute, or the config's [ingest] paths when none are given."""
         roots = [Path(p).expanduser().resolve() for p in paths] or [
             self.config.resolve(p) for p in self.config.ingest.paths
         ]
@@ -156,11 +176,7 @@ class Raggity:
             raise RaggityError(
                 "nothing to ingest: no PATH given", "pass a folder, or set [ingest] paths in raggity.toml"
             )
-        request = IngestRequest(tuple(roots), rebuild, strict, wait_seconds)
-        try:
-            return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
-        finally:
-            self._snapshot = None
+        return tuple(roots)
 
     def ingest_run(self) -> IngestRun:
         """The ingest orchestrator for this index, with this session's models."""
@@ -276,15 +292,38 @@ class Raggity:
         if not question.strip():
             raise RaggityError("the question is empty", 'ask something, e.g. rag ask "how do I install it?"')
         trace = TraceRecorder()
+        options = self.transform_options(hyde=hyde, step_back=step_back, expand=expand, decompose=decompose)
+        candidates = self.retrieve(question, trace, transforms=options, use_cache=use_cache)
+        return self.answer(question, candidates, trace, on_token=on_token, use_cache=use_cache)
+
+    def transform_options(
+        self,
+        *,
+        hyde: bool | None = None,
+        step_back: bool | None = None,
+        expand: bool | None = None,
+        decompose: bool = False,
+    ) -> TransformOptions:
+        """The query transforms for one question: the config's, overridden where not None."""
         r = self.config.retrieval
-        options = resolve_options(
+        return resolve_options(
             TransformOptions(r.hyde, r.step_back, r.expand),
             hyde=hyde,
             step_back=step_back,
             expand=expand,
             decompose=decompose,
         )
-        candidates = self.retrieve(question, trace, transforms=options, use_cache=use_cache)
+
+    def answer(
+        self,
+        question: str,
+        candidates: Sequence[Candidate],
+        trace: TraceRecorder,
+        *,
+        on_token: Callable[[str], None] | None = None,
+        use_cache: bool | None = None,
+    ) -> Answer:
+        """The answer from already retrieved `candidates`: abstain, or generate and check citations."""
         store = self.cache_store(use_cache)
         return answer_from_candidates(
             question,

@@ -11,13 +11,16 @@ import typer
 from rich.markup import escape
 
 from raggity.cli.cache_command import cache_app
+from raggity.cli.chat_command import chat_command
 from raggity.cli.errors import GuardedGroup
 from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
+from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
 from raggity.cli.shared import session as _session
 from raggity.cli.show_command import show_command
+from raggity.cli.watch_command import watch_command
 
 app = typer.Typer(
     cls=GuardedGroup,
@@ -296,6 +299,9 @@ app.add_typer(models_app, name="models")
 app.command("graph-build")(graph_build)
 app.add_typer(graph_app, name="graph")
 app.add_typer(cache_app, name="cache")
+app.command("chat")(chat_command)
+app.command("mcp")(mcp_command)
+app.command("watch")(watch_command)
 
 
 def run() -> None:

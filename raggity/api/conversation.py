@@ -1,0 +1,172 @@
+"""A multi-turn conversation over the index: history persists, sources are fetched fresh each turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from raggity.api.history import Exchange, HistoryGenerator, bounded
+from raggity.api.session import Raggity
+from raggity.core.errors import RaggityError
+from raggity.core.trace import Staged, TraceRecorder
+from raggity.core.types import Answer, Candidate
+from raggity.pipeline.ask import AskSettings, select_candidates
+from raggity.pipeline.prompt import neutralise
+
+# Of the context left after the answer and the prompt's own overhead, history may use this share;
+# the rest stays for the current turn's sources.
+HISTORY_SHARE = 0.5
+_PROMPT_OVERHEAD = 320
+# The rewrite sees only the last few exchanges: a follow-up refers to what was just said.
+REWRITE_EXCHANGES = 3
+REWRITE_MAX_TOKENS = 96
+
+REWRITE_SYSTEM = (
+    "Rewrite the user's follow-up message as one standalone question that can be understood without "
+    "the conversation: replace pronouns and references with the names they stand for. Do not answer it. "
+    'Reply with JSON: {"question": "..."}.'
+)
+REWRITE_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 400}},
+    "required": ["question"],
+}
+
+NO_SOURCES_SYSTEM = (
+    "You are a careful assistant in a conversation about the user's documents. The documents could not "
+    "be searched for this message, so there are no sources. Answer only from the conversation so far; "
+    "if it does not contain the answer, say that the documents could not be searched."
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn: what the user wrote, the standalone question it was rewritten to (and retrieved
+    for), the answer, and the sources the answer was given (none when it abstained).
+    `retrieval_error` says why the turn had no sources when retrieval failed."""
+
+    text: str
+    question: str
+    answer: Answer
+    sources: tuple[Candidate, ...] = ()
+    retrieval_error: str | None = None
+
+
+class Conversation:
+    """`turn(text)` answers one message in the context of the previous ones.
+
+    Each turn rewrites a follow-up into a standalone question (one short JSON-constrained model
+    call, skipped on the first turn; the trace's `rewrite` stage shows it), retrieves fresh
+    sources for that question, and answers through the same path as `Raggity.ask`, with the
+    history (user and assistant text only, never sources) between the system prompt and this
+    turn's request. History is bounded by the model's context: the oldest exchanges are dropped
+    first. If retrieval fails, the turn is answered from the conversation alone and says so.
+    The answer cache is not used: an answer depends on the history, which its key does not cover.
+    """
+
+    def __init__(self, session: Raggity) -> None:
+        self._session = session
+        self._model = HistoryGenerator(lambda: session.generator, session.generator_identity)
+        self._answering = session.with_generator(self._model)
+        self._turns: list[Turn] = []
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(self._turns)
+
+    def reset(self) -> None:
+        self._turns.clear()
+
+    def turn(self, text: str, on_token: Callable[[str], None] | None = None) -> Turn:
+        """Answers `text`; the turn joins the history only once its answer is complete, so an
+        interrupted turn (Ctrl-C while streaming) leaves the conversation as it was."""
+        if not text.strip():
+            raise RaggityError("the message is empty", "type a question")
+        trace = TraceRecorder()
+        history = [Exchange(t.text, t.answer.text) for t in self._turns]
+        question = text.strip()
+        if history:
+            question = trace.run("rewrite", 1, lambda: self._rewrite(question, history))
+            history = trace.run("history", len(history), lambda: self._bounded(history))
+        self._model.set_history(history)
+        session = self._answering
+        try:
+            options = session.transform_options()
+            candidates = session.retrieve(question, trace, transforms=options, use_cache=False)
+        except Exception as exc:
+            # Any failure to read the index (locked mid-rebuild, a file gone, a read error) costs
+            # this turn its sources, not the conversation.
+            reason = exc.message if isinstance(exc, RaggityError) else f"{type(exc).__name__}: {exc}"
+            answer = self._without_sources(question, trace, on_token)
+            done = Turn(text, question, answer, retrieval_error=reason)
+        else:
+            answer = session.answer(question, candidates, trace, on_token=on_token, use_cache=False)
+            done = Turn(text, question, answer, () if answer.abstained else self._given(candidates))
+        self._turns.append(done)
+        return done
+
+    def _given(self, candidates: list[Candidate]) -> tuple[Candidate, ...]:
+        r = self._session.config.retrieval
+        return tuple(
+            select_candidates(candidates, AskSettings(top_k=r.top_k, relevance_floor=r.relevance_floor))
+        )
+
+    def _rewrite(self, text: str, history: list[Exchange]) -> Staged[str]:
+        recent = history[-REWRITE_EXCHANGES:]
+        lines = [
+            f"{role}: {m['content']}"
+            for e in recent
+            for role, m in zip(("User", "Assistant"), e.messages(), strict=True)
+        ]
+        prompt = "Conversation:\n" + "\n".join(lines) + f"\n\nFollow-up: {neutralise(text)}"
+        model = self._session.generator
+        raw = "".join(
+            model.stream(
+                [{"role": "system", "content": REWRITE_SYSTEM}, {"role": "user", "content": prompt}],
+                max_tokens=REWRITE_MAX_TOKENS,
+                temperature=0.0,
+                json_schema=REWRITE_SCHEMA,
+            )
+        )
+        rewritten = _parsed_question(raw)
+        return Staged(
+            rewritten or text, 1, {"question": rewritten or text, "from": text, "fallback": not rewritten}
+        )
+
+    def _bounded(self, history: list[Exchange]) -> Staged[list[Exchange]]:
+        model = self._session.generator
+        g = self._session.config.generation
+        budget = int((model.context_size - g.max_tokens - _PROMPT_OVERHEAD) * HISTORY_SHARE)
+        kept = bounded(history, model.count_tokens, budget)
+        return Staged(kept, len(kept), {"budget_tokens": budget, "dropped": len(history) - len(kept)})
+
+    def _without_sources(
+        self, question: str, trace: TraceRecorder, on_token: Callable[[str], None] | None
+    ) -> Answer:
+        g = self._session.config.generation
+        request = [
+            {"role": "system", "content": NO_SOURCES_SYSTEM},
+            {"role": "user", "content": neutralise(question)},
+        ]
+
+        def generate() -> Staged[str]:
+            pieces: list[str] = []
+            for piece in self._model.stream(request, max_tokens=g.max_tokens, temperature=g.temperature):
+                pieces.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+            text = "".join(pieces).strip()
+            return Staged(text, 1, {"chars": len(text), "sources": 0})
+
+        text = trace.run("generate", 0, generate)
+        return replace(Answer(question, text, False, (), ()), trace=trace.stages)
+
+
+def _parsed_question(raw: str) -> str:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return ""
+    question = data.get("question") if isinstance(data, dict) else None
+    return " ".join(question.split()) if isinstance(question, str) else ""

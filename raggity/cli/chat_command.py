@@ -1,0 +1,196 @@
+"""`rag chat`: a conversation with the documents, in a line editor or as JSON lines over stdin."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
+import typer
+from rich.text import Text
+
+from raggity.cli.shared import ConfigOption, err, out
+from raggity.cli.shared import session as _session
+
+if TYPE_CHECKING:
+    from raggity.api import Conversation, Turn
+
+HELP = """\
+/sources      the last answer's sources in full
+/reset        forget the conversation so far
+/save FILE    write the conversation, with its sources, to FILE as Markdown
+/help         this list
+Enter sends; Esc then Enter starts a new line; Up/Down recall earlier messages.
+Ctrl-C cancels the answer being written; Ctrl-D (on an empty line) leaves."""
+
+# Model text goes to the terminal as it is generated: without control characters, it cannot
+# move the cursor, retitle the window or hide what came before.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def chat_command(
+    config: ConfigOption = None,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Read one message per line from stdin; write one JSON object per turn to stdout.",
+        ),
+    ] = False,
+) -> None:
+    """Talk with your documents: follow-up questions, fresh sources every turn. /help inside lists commands."""
+    from raggity.api import Conversation
+
+    conversation = Conversation(_session(config))
+    if json_out:
+        json_lines(conversation, sys.stdin)
+    elif sys.stdin.isatty() and sys.stdout.isatty():
+        interactive(conversation)
+    else:
+        plain_lines(conversation, sys.stdin)
+
+
+def turn_json(turn: Turn) -> dict[str, Any]:
+    from raggity.cli.render import answer_json
+
+    data = answer_json(turn.answer)
+    return {
+        "message": turn.text,
+        **data,
+        "refused": turn.answer.refused,
+        "sources": [
+            {"source": c.chunk.source, "location": str(c.chunk.location), "score": round(c.score, 6)}
+            for c in turn.sources
+        ],
+        "retrieval_error": turn.retrieval_error,
+    }
+
+
+def json_lines(conversation: Conversation, lines: TextIO) -> None:
+    import json
+
+    for line in lines:
+        if not line.strip():
+            continue
+        turn = conversation.turn(line)
+        sys.stdout.write(json.dumps(turn_json(turn), ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def plain_lines(conversation: Conversation, lines: TextIO) -> None:
+    """stdin is not a terminal: each line is a message, each answer printed when complete."""
+    for line in lines:
+        if line.strip():
+            show_turn(conversation.turn(line), streamed=False)
+
+
+def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal_out: Any = None) -> None:
+    """The line editor; `terminal_in`/`terminal_out` are prompt_toolkit's input and output (default:
+    the terminal), which tests replace with a pipe."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    prompt: PromptSession[str] = PromptSession(key_bindings=keys, input=terminal_in, output=terminal_out)
+    out.print("Ask about your documents. /help lists commands; Ctrl-D leaves.")
+    while True:
+        try:
+            text = prompt.prompt("you> ")
+        except KeyboardInterrupt:
+            continue  # Ctrl-C at the prompt clears the line, as in a shell
+        except EOFError:
+            return
+        if not text.strip():
+            continue
+        if text.startswith("/"):
+            slash_command(conversation, text.strip())
+            continue
+        try:
+            turn = conversation.turn(text, on_token=stream_piece)
+        except KeyboardInterrupt:
+            sys.stdout.write("\n")
+            err.print("(answer cancelled; it is not part of the conversation)")
+            continue
+        show_turn(turn, streamed=True)
+
+
+def stream_piece(piece: str) -> None:
+    sys.stdout.write(printable(piece))
+    sys.stdout.flush()
+
+
+def show_turn(turn: Turn, *, streamed: bool) -> None:
+    from raggity.cli.render import print_sources
+
+    answer = turn.answer
+    if turn.retrieval_error:
+        err.print(
+            Text(
+                f"the documents could not be searched ({turn.retrieval_error}); answered from the conversation"
+            )
+        )
+    if streamed and not answer.abstained:
+        sys.stdout.write("\n")
+    else:
+        out.print(Text(printable(answer.text)))
+    if turn.question != turn.text.strip():
+        out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))
+    print_sources(out, answer)
+    out.print()
+
+
+def slash_command(conversation: Conversation, command: str) -> None:
+    name, _, argument = command.partition(" ")
+    if name == "/help":
+        out.print(Text(HELP))
+    elif name == "/reset":
+        conversation.reset()
+        out.print("the conversation is forgotten; the next message starts afresh")
+    elif name == "/sources":
+        show_sources(conversation)
+    elif name == "/save":
+        save(conversation, argument.strip())
+    else:
+        err.print(Text(f"unknown command {name}; /help lists them"))
+
+
+def show_sources(conversation: Conversation) -> None:
+    from raggity.cli.render import display_path
+
+    turns = conversation.turns
+    if not turns or not turns[-1].sources:
+        out.print("the last answer had no sources")
+        return
+    for n, c in enumerate(turns[-1].sources, start=1):
+        out.print(
+            Text(
+                f"[{n}] {display_path(c.chunk.source)}:{c.chunk.location}  score {c.score:.3f}", style="bold"
+            )
+        )
+        out.print(Text(c.chunk.text.strip()))
+        out.print()
+
+
+def save(conversation: Conversation, target: str) -> None:
+    from raggity.api.transcript import transcript_markdown
+
+    if not target:
+        err.print("/save needs a file name, e.g. /save chat.md")
+        return
+    path = Path(target).expanduser()
+    try:
+        path.write_text(transcript_markdown(conversation.turns), encoding="utf-8")
+    except OSError as exc:
+        err.print(Text(f"could not write {path}: {exc.strerror or exc}"))
+        return
+    out.print(Text(f"saved {len(conversation.turns)} turns to {path}"))

@@ -1,0 +1,126 @@
+"""`rag chat`: JSON lines over stdin end to end, and the line editor's slash commands through a pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from raggity.api import Conversation
+from raggity.cli.chat_command import interactive, printable
+from tests.chat.conftest import Index
+from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
+from tests.support import RAG, Messages, ScriptedGenerator, write_config
+
+
+def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
+    questions = (
+        "Which moon of Jupiter has erupting volcanoes?\n\nWhat is the boiling point of liquid nitrogen?\n"
+    )
+    done = subprocess.run(
+        [str(RAG), "chat", "--json", "--config", str(index.config)],
+        input=questions,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=dict(os.environ),
+    )
+
+    assert done.returncode == 0, done.stderr
+    first, second = [json.loads(line) for line in done.stdout.splitlines()]
+    assert first["message"] == "Which moon of Jupiter has erupting volcanoes?\n"
+    assert first["abstained"] is False
+    assert first["sources"][0]["source"] == str(index.docs["rst"])
+    assert first["retrieval_error"] is None
+    assert second["abstained"] is True
+    assert second["sources"] == []
+    assert "rewrite" in [t["stage"] for t in second["trace"]]
+
+
+def test_rag_chat_json_without_an_index_still_answers_and_says_why(tmp_path: Path) -> None:
+    config = write_config(tmp_path, index={"path": str(tmp_path / "none")})
+    done = subprocess.run(
+        [str(RAG), "chat", "--json", "--config", str(config)],
+        input="Hello?\n",
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    [turn] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "no index yet" in turn["retrieval_error"]
+    assert turn["citations"] == []
+    assert not (tmp_path / "none").exists()
+
+
+def run_interactive(conversation: Conversation, keys: str) -> None:
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        interactive(conversation, terminal_in=pipe, terminal_out=DummyOutput())
+
+
+def test_slash_commands_show_sources_save_and_reset(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = chat(index, ScriptedGenerator(scripted_chat))
+    saved = tmp_path / "chat.md"
+    run_interactive(
+        conversation,
+        "How do I install frobnicator on Linux?\r/sources\r"
+        f"And on macOS?\r/save {saved}\r/bogus\r/help\r/reset\r\x04",
+    )
+    shown = capsys.readouterr()
+
+    assert "Here is what the sources say [1]." in shown.out
+    # /sources prints the last turn's sources in full: the whole Linux paragraph.
+    assert "unpack it into /opt/frobnicator and add its bin folder to your PATH." in shown.out
+    assert "(searched for: How do I install frobnicator on macOS?)" in shown.out
+    assert "saved 2 turns" in shown.out
+    assert "unknown command /bogus" in shown.err
+    assert "/save FILE" in shown.out
+    assert conversation.turns == ()
+
+    markdown = saved.read_text(encoding="utf-8")
+    assert markdown.count("## You") == 2
+    assert "*Searched for: How do I install frobnicator on macOS?*" in markdown
+    assert f"`{index.docs['markdown']}`" in markdown
+    assert "> On macOS install it with Homebrew" in markdown
+
+
+def test_ctrl_c_during_an_answer_cancels_it_and_the_chat_goes_on(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[int] = []
+
+    def script(messages: Messages) -> str:
+        if is_rewrite(messages):
+            return json.dumps({"question": "How do I install frobnicator on macOS?"})
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # what Ctrl-C raises while the model is generating
+        return "Use Homebrew [1]."
+
+    conversation = chat(index, ScriptedGenerator(script))
+    run_interactive(
+        conversation, "How do I install frobnicator on Linux?\rHow do I install frobnicator on macOS?\r\x04"
+    )
+    shown = capsys.readouterr()
+
+    assert "answer cancelled" in shown.err
+    [turn] = conversation.turns
+    # The cancelled message never joined the history, so the next one was a first turn: no rewrite.
+    assert turn.text == "How do I install frobnicator on macOS?"
+    assert "rewrite" not in [t.stage for t in turn.answer.trace]
+    assert "Use Homebrew [1]." in shown.out
+
+
+def test_model_text_cannot_drive_the_terminal() -> None:
+    assert printable("fine\x1b]0;pwned\x07 text\x1b[2J\n") == "fine]0;pwned text[2J\n"

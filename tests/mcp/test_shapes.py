@@ -1,0 +1,45 @@
+"""The MCP tools' JSON: what an agent reads from an answer and a source."""
+
+from __future__ import annotations
+
+from raggity.api import Answer, Citation
+from raggity.core.types import Location
+from raggity.mcp.server import answer_json
+
+
+def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -> None:
+    answer = Answer(
+        question="q",
+        text="Io erupts [1]. Europa sings [2].",
+        abstained=False,
+        citations=(
+            Citation(1, "/docs/jupiter.rst", Location(9, 9), "Io is volcanically active.", supported=True),
+            Citation(2, "/docs/jupiter.rst", Location(14, 15), "Europa hides an ocean.", supported=False),
+        ),
+        trace=(),
+        unsupported_sentences=("Europa sings [2].",),
+        refused=True,
+    )
+
+    data = answer_json(answer)
+
+    assert data["answer"] == answer.text
+    assert data["declined"] is True
+    assert (data["abstained"], data["refused"]) == (False, True)
+    assert data["citations"] == [
+        {
+            "n": 1,
+            "path": "/docs/jupiter.rst",
+            "location": "line 9",
+            "text": "Io is volcanically active.",
+            "supported": True,
+        },
+        {
+            "n": 2,
+            "path": "/docs/jupiter.rst",
+            "location": "lines 14-15",
+            "text": "Europa hides an ocean.",
+            "supported": False,
+        },
+    ]
+    assert data["unsupported_sentences"] == ["Europa sings [2]."]
