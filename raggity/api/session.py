@@ -240,13 +240,15 @@ class Raggity:
         rerank: bool = True,
         transforms: TransformOptions | None = None,
         use_cache: bool | None = None,
+        path_glob: str | None = None,
     ) -> list[Candidate]:
-        """Ranked candidates for `question`, every stage recorded in `trace`."""
+        """Ranked candidates for `question`, every stage recorded in `trace`; `path_glob` keeps only
+        files whose path matches it (see raggity.pipeline.search.path_matches)."""
         snapshot = self._open_snapshot()
         cfg = self.config.retrieval
         if not cfg.hybrid and mode == "hybrid":
             mode = "dense"
-        options = SearchOptions(candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine)
+        options = SearchOptions(candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine, path_glob)
         scorer = self.scorer if rerank else None
         graph = self._graph_source().leaf if cfg.graph else None
 
@@ -271,9 +273,13 @@ class Raggity:
         mode: Mode = "hybrid",
         candidates: int | None = None,
         rerank: bool = True,
+        path_glob: str | None = None,
     ) -> SearchResult:
+        """The best `k` chunks for `query` (default [retrieval] top_k); no language model is loaded."""
         trace = TraceRecorder()
-        found = self.retrieve(query, trace, mode=mode, candidates=candidates, rerank=rerank)
+        found = self.retrieve(
+            query, trace, mode=mode, candidates=candidates, rerank=rerank, path_glob=path_glob
+        )
         settings = replace(self._ask_settings(), top_k=k or self.config.retrieval.top_k)
         return SearchResult(query, tuple(select_candidates(found, settings)), trace.stages)
 
@@ -287,14 +293,19 @@ class Raggity:
         expand: bool | None = None,
         decompose: bool = False,
         use_cache: bool | None = None,
+        top_k: int | None = None,
+        path_glob: str | None = None,
     ) -> Answer:
-        """hyde/step_back/expand/use_cache: None means as configured."""
+        """hyde/step_back/expand/use_cache/top_k: None means as configured; `path_glob` keeps only
+        files whose path matches it."""
         if not question.strip():
             raise RaggityError("the question is empty", 'ask something, e.g. rag ask "how do I install it?"')
         trace = TraceRecorder()
         options = self.transform_options(hyde=hyde, step_back=step_back, expand=expand, decompose=decompose)
-        candidates = self.retrieve(question, trace, transforms=options, use_cache=use_cache)
-        return self.answer(question, candidates, trace, on_token=on_token, use_cache=use_cache)
+        candidates = self.retrieve(
+            question, trace, transforms=options, use_cache=use_cache, path_glob=path_glob
+        )
+        return self.answer(question, candidates, trace, on_token=on_token, use_cache=use_cache, top_k=top_k)
 
     def transform_options(
         self,
@@ -322,13 +333,17 @@ class Raggity:
         *,
         on_token: Callable[[str], None] | None = None,
         use_cache: bool | None = None,
+        top_k: int | None = None,
     ) -> Answer:
         """The answer from already retrieved `candidates`: abstain, or generate and check citations."""
         store = self.cache_store(use_cache)
+        settings = self._ask_settings()
+        if top_k is not None:
+            settings = replace(settings, top_k=top_k)
         return answer_from_candidates(
             question,
             candidates,
-            settings=self._ask_settings(),
+            settings=settings,
             table=self._open_snapshot().table,
             generator=lambda: self.generator,
             trace=trace,

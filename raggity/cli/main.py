@@ -29,9 +29,27 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # Help text names config sections like [ingest]; rich markup would swallow them as tags.
     rich_markup_mode=None,
-    add_completion=False,
+    # `rag --install-completion` / `--show-completion` for bash, zsh, fish and PowerShell.
+    add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"raggity {version('raggity')}")
+        raise typer.Exit
+
+
+PathOption = Annotated[
+    str | None,
+    typer.Option(
+        "--path",
+        help="Only files whose path matches this glob, e.g. '*.md' or 'docs/*' (matched against the end of the path).",
+    ),
+]
 
 
 @app.callback()
@@ -39,6 +57,12 @@ def main(
     ctx: typer.Context,
     config: ConfigOption = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks (for bug reports).")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print raggity's version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
 ) -> None:
     ctx.obj = {"debug": debug}
     set_global_config(config)
@@ -136,8 +160,10 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[
-        int | None, typer.Option("--k", "-k", help="How many results (default: [retrieval] top_k).", min=1)
+        int | None,
+        typer.Option("--top-k", "--k", "-k", help="How many results (default: [retrieval] top_k).", min=1),
     ] = None,
+    path: PathOption = None,
     config: ConfigOption = None,
     json_out: JsonOption = False,
     trace: Annotated[
@@ -147,7 +173,7 @@ def search(
     """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
     from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table
 
-    result = _session(config).search(query, k=k)
+    result = _session(config).search(query, k=k, path_glob=path)
     if json_out:
         data: Any = [candidate_json(c) for c in result.candidates]
         print_json(out, {"results": data, "trace": trace_json(result.trace)} if trace else data)
@@ -163,6 +189,13 @@ def search(
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="Your question, in quotes.")],
+    top_k: Annotated[
+        int | None,
+        typer.Option(
+            "--top-k", "-k", help="How many sources the model reads (default: [retrieval] top_k).", min=1
+        ),
+    ] = None,
+    path: PathOption = None,
     config: ConfigOption = None,
     json_out: JsonOption = False,
     trace: Annotated[
@@ -226,6 +259,8 @@ def ask(
         expand=expand,
         decompose=decompose,
         use_cache=False if no_cache else None,
+        top_k=top_k,
+        path_glob=path,
     )
     if json_out:
         print_json(out, answer_json(answer))
@@ -270,11 +305,22 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 
 
 @app.command()
-def doctor(config: ConfigOption = None) -> None:
-    """Check the config, models (with hashes) and index health, and say how to fix each problem."""
+def doctor(config: ConfigOption = None, json_out: JsonOption = False) -> None:
+    """Check the config, models (with hashes) and index health, and say how to fix each problem.
+
+    Exits 1 when any check at error severity fails (warnings do not fail)."""
     from raggity.api.doctor import run_checks
 
     checks = run_checks(load(config))
+    if json_out:
+        from dataclasses import asdict
+
+        from raggity.cli.render import print_json
+
+        print_json(out, [asdict(c) for c in checks])
+        if any(not c.ok and c.severity == "error" for c in checks):
+            raise typer.Exit(1)
+        return
     failed = False
     for check in checks:
         if check.ok:

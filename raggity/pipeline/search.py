@@ -7,6 +7,7 @@ add it, wrapped as a `CandidateStage`, to `HybridRetriever._stages`.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -40,6 +41,14 @@ class SearchOptions:
     rrf_k: int = 60
     mode: Mode = "hybrid"
     dedup_cosine: float = 0.92
+    # Only files whose path matches this glob (see path_matches); None: every file.
+    path_glob: str | None = None
+
+
+def path_matches(source: str, glob: str) -> bool:
+    """Whether `glob` matches the whole path or its end: "*.md", "docs/*", "guide/install.md".
+    As in fnmatch, `*` also crosses folder separators."""
+    return fnmatch.fnmatchcase(source, glob) or fnmatch.fnmatchcase(source, f"*/{glob}")
 
 
 class IndexSnapshot:
@@ -49,27 +58,37 @@ class IndexSnapshot:
         self._layout = layout
         self._manifests = ManifestCache(layout.manifest)
         self._key: frozenset[str] | None = None
+        self._sources: dict[str, frozenset[str]] = {}
         self.table = VectorTableReader(layout.table)
         self.live: frozenset[str] = frozenset()
         self.bm25 = Bm25Reader(layout.tantivy)
 
     def refresh(self) -> None:
-        _, live = self._manifests.current()
+        manifest, live = self._manifests.current()
         if live is self._key:
             return
         self._key = live
+        self._sources = {source: frozenset(e.chunk_ids) for source, e in manifest.sources.items()}
         self.table = VectorTableReader(self._layout.table)
         self.bm25 = Bm25Reader(self._layout.tantivy)
         self.live = live
 
-    def leaves(self, mode: Mode, limit: int) -> list[tuple[str, Retriever]]:
-        """The text retrievers for `mode`, each named as its trace stage."""
+    def live_matching(self, glob: str | None) -> frozenset[str]:
+        """The live chunk ids, or only those of files whose path matches `glob`."""
+        if glob is None:
+            return self.live
+        return frozenset().union(
+            *(ids for source, ids in self._sources.items() if path_matches(source, glob))
+        )
+
+    def leaves(self, mode: Mode, limit: int, live: frozenset[str]) -> list[tuple[str, Retriever]]:
+        """The text retrievers for `mode` over the chunks in `live`, each named as its trace stage."""
         found: list[tuple[str, Retriever]] = []
         if mode != "bm25":
-            found.append(("dense", DenseRetriever(self.table, self.live, limit=limit)))
+            found.append(("dense", DenseRetriever(self.table, live, limit=limit)))
         if mode != "dense":
-            slack = max(self.table.rows - len(self.live), 0)
-            found.append(("bm25", Bm25Retriever(self.bm25, self.table, self.live, slack=slack, limit=limit)))
+            slack = max(self.table.rows - len(live), 0)
+            found.append(("bm25", Bm25Retriever(self.bm25, self.table, live, slack=slack, limit=limit)))
         return found
 
 
@@ -104,25 +123,28 @@ class HybridRetriever:
     def retrieve(self, query: Query) -> list[Candidate]:
         self._snapshot.refresh()
         queries = self._plan(query)
+        live = self._snapshot.live_matching(self._options.path_glob)
         lists: list[list[Candidate]] = []
-        for name, leaf in self._snapshot.leaves(self._options.mode, self._options.candidates):
+        for name, leaf in self._snapshot.leaves(self._options.mode, self._options.candidates, live):
             found: list[list[Candidate]] = self._trace.run(
                 name, len(queries), partial(_leaf_lists, name, leaf, queries)
             )
             lists += found
         graph: list[Candidate] = []
         if self._graph is not None:
-            graph = self._trace.run("graph", len(queries), partial(self._graph_list, queries[0], lists))
+            graph = self._trace.run("graph", len(queries), partial(self._graph_list, queries[0], lists, live))
         fused = self._trace.run(
             "fusion", sum(len(x) for x in lists), partial(fuse, lists, graph, self._options.rrf_k)
         )
         return self._trace.run_stages(self._stages(queries, query.text), fused)
 
-    def _graph_list(self, query: Query, lists: Sequence[list[Candidate]]) -> Staged[list[Candidate]]:
+    def _graph_list(
+        self, query: Query, lists: Sequence[list[Candidate]], live: frozenset[str]
+    ) -> Staged[list[Candidate]]:
         leaf = self._graph(self._snapshot, self._options.candidates) if self._graph is not None else None
         if leaf is None:
             return Staged([], 0)
-        found = leaf.retrieve(query)
+        found = [c for c in leaf.retrieve(query) if c.chunk.id in live]
         seen = {c.chunk.id for ranked in lists for c in ranked}
         return Staged(found, len(found), {"added": sum(c.chunk.id not in seen for c in found)})
 
