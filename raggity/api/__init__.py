@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED, AnswerRecord, GroupScore
     from raggity.pipeline.graph_build import GraphBuildStatus
     from raggity.pipeline.ingest import IngestReport, Skipped
+    from raggity.pipeline.ingest_pace import IngestPace
 
 _EXPORTS = {
     "Conversation": "raggity.api.conversation",
@@ -54,6 +55,7 @@ _EXPORTS = {
     "GraphBuildStatus": "raggity.pipeline.graph_build",
     "IngestReport": "raggity.pipeline.ingest",
     "Skipped": "raggity.pipeline.ingest",
+    "IngestPace": "raggity.pipeline.ingest_pace",
     "DEFAULT_PER_GROUP": "raggity.evaluation.answer_run",
     "DEFAULT_SEED": "raggity.evaluation.answer_run",
     "AnswerRecord": "raggity.evaluation.answer_run",
@@ -77,6 +79,7 @@ __all__ = [
     "IndexBusyError",
     "IndexStateError",
     "IngestIncompleteError",
+    "IngestPace",
     "IngestReport",
     "ModelError",
     "Raggity",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
@@ -13,10 +15,9 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 
-from raggity.api import Skipped
+from raggity.api import IngestPace, Skipped
 
 if TYPE_CHECKING:
     from raggity.api import GraphBuildStatus
@@ -42,32 +43,74 @@ class _LazyBar:
             self._progress.stop()
 
 
+# An ingest expected to run longer than this is announced once, with its estimate, above the bar.
+LONG_INGEST_SECONDS = 300
+
+
 class RichIngestProgress(_LazyBar):
-    def __init__(self, console: Console) -> None:
+    """The ingest bar: chunks embedded out of the chunks expected, files read, rate, and the time
+    left from the work left (see IngestPace), not from the files counted."""
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("files · {task.fields[chunks]} chunks · {task.fields[rate]} chunks/s"),
+            TextColumn(
+                "{task.fields[chunks]} chunks · {task.fields[files]} files · {task.fields[rate]} chunks/s"
+            ),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            TextColumn("left {task.fields[left]}"),
             console=console,
             transient=False,
         )
-        self._task = self._progress.add_task("ingest", total=None, chunks=0, rate="-")
-        self._chunks = 0
-        self._started = time.perf_counter()
+        self._task = self._progress.add_task("ingest", total=None, chunks="0", files="0", rate="-", left="-")
+        self._pace = IngestPace(0)
+        self._files = (0, 0)
+        self._started = clock()
+        self._announced = False
         self.skipped: list[Skipped] = []
 
-    def planned(self, files: int) -> None:
+    def planned(self, files: int, size: int) -> None:
         self._progress.start()
-        self._progress.update(self._task, total=files)
+        self._pace = IngestPace(size)
+        self._files = (0, files)
+        self._show()
+
+    def read(self, size: int, chunks: int) -> None:
+        p = self._pace
+        self._pace = replace(p, bytes_read=p.bytes_read + size, chunks_read=p.chunks_read + chunks)
+        self._show()
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
-        self._chunks += chunks
-        elapsed = max(time.perf_counter() - self._started, 1e-6)
+        p = self._pace
+        self._pace = replace(
+            p, chunks_embedded=p.chunks_embedded + chunks, seconds=self._clock() - self._started
+        )
+        self._files = (self._files[0] + files, self._files[1])
+        self._show()
+        left = self._pace.seconds_left
+        if chunks and not self._announced and left is not None and left > LONG_INGEST_SECONDS:
+            self._announced = True
+            self._progress.console.print(
+                f"this ingest will take about {_duration(left)} more "
+                f"(~{self._pace.chunks_expected:,} chunks at {self._pace.chunks_per_second:.1f} chunks/s); "
+                "Ctrl-C stops it safely and the next ingest continues",
+                markup=False,
+            )
+
+    def _show(self) -> None:
+        p = self._pace
+        expected = p.chunks_expected
+        left = p.seconds_left
         self._progress.update(
-            self._task, advance=files, chunks=self._chunks, rate=f"{self._chunks / elapsed:.1f}"
+            self._task,
+            total=expected,
+            completed=p.chunks_embedded,
+            chunks=f"{p.chunks_embedded}/{'?' if expected is None else f'~{expected}'}",
+            files=f"{self._files[0]}/{self._files[1]}",
+            rate="-" if p.chunks_per_second is None else f"{p.chunks_per_second:.1f}",
+            left="-" if left is None else _duration(left),
         )
 
     def warn(self, source: str, reason: str) -> None:
@@ -102,3 +145,10 @@ class RichGraphProgress(_LazyBar):
             rate=f"{status.rate:.2f}",
             eta="-" if eta is None else f"{int(eta) // 60}m{int(eta) % 60:02d}s",
         )
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds) // 60
+    if minutes >= 60:
+        return f"{minutes // 60}h{minutes % 60:02d}m"
+    return f"{minutes}m{int(seconds) % 60:02d}s"

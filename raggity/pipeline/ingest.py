@@ -66,15 +66,26 @@ class SourceFile:
 
 
 class IngestProgress(Protocol):
-    def planned(self, files: int) -> None: ...
+    def planned(self, files: int, size: int) -> None:
+        """`files` to read, `size` bytes in all (unchanged files are not counted)."""
+        ...
 
-    def advanced(self, files: int, chunks: int, tokens: int) -> None: ...
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        """`chunks` embedded (with `tokens`), and `files` finished, since the last call."""
+        ...
+
+    def read(self, size: int, chunks: int) -> None:
+        """A file of `size` bytes was read and cut into `chunks` chunks (embedded later, in batches)."""
+        ...
 
     def warn(self, source: str, reason: str) -> None: ...
 
 
 class SilentProgress:
-    def planned(self, files: int) -> None:
+    def planned(self, files: int, size: int) -> None:
+        pass
+
+    def read(self, size: int, chunks: int) -> None:
         pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
@@ -178,7 +189,7 @@ class IndexSync:
             checkpoint("delete:manifest")
 
         todo, unchanged = self._plan(sources, manifest)
-        self._progress.planned(len(todo))
+        self._progress.planned(len(todo), sum(item.size for item in todo))
         skipped: list[Skipped] = []
         stored = table.ids()
         batch = _Batch()
@@ -192,6 +203,7 @@ class IndexSync:
                 old = manifest.sources.pop(item.source, None)
                 if old is not None:
                     stale.update(old.chunk_ids)
+                self._progress.read(item.size, 0)
                 self._progress.advanced(1, 0, 0)
                 continue
             old = manifest.sources.get(item.source)
@@ -201,6 +213,7 @@ class IndexSync:
             else:
                 added += 1
             batch.finished[item.source] = SourceEntry(digest, item.size, item.mtime_ns, tuple(ids))
+            self._progress.read(item.size, len(ids))
             self._progress.advanced(1, 0, 0)
         self._flush(batch, table, bm25, manifest, stored)
         stale -= manifest.live_ids()

@@ -173,8 +173,11 @@ class StopDuringIngest:
         self.stop = stop
         self.plans = 0
 
-    def planned(self, files: int) -> None:
+    def planned(self, files: int, size: int) -> None:
         self.plans += 1
+
+    def read(self, size: int, chunks: int) -> None:
+        pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
         if self.plans > 1:
