@@ -27,7 +27,8 @@ if TYPE_CHECKING:
         storage_error,
     )
     from raggity.core.types import Answer, Candidate, Citation, StageTrace
-    from raggity.evaluation.answer_run import DEFAULT_PER_GROUP, DEFAULT_SEED, AnswerRecord, GroupScore
+    from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
+    from raggity.evaluation.answer_run import AnswerRecord, GroupScore
     from raggity.pipeline.graph_build import GraphBuildStatus
     from raggity.pipeline.ingest import IngestReport, Skipped
     from raggity.pipeline.ingest_pace import IngestPace
@@ -56,8 +57,8 @@ _EXPORTS = {
     "IngestReport": "raggity.pipeline.ingest",
     "Skipped": "raggity.pipeline.ingest",
     "IngestPace": "raggity.pipeline.ingest_pace",
-    "DEFAULT_PER_GROUP": "raggity.evaluation.answer_run",
-    "DEFAULT_SEED": "raggity.evaluation.answer_run",
+    "DEFAULT_PER_GROUP": "raggity.evaluation.answer_defaults",
+    "DEFAULT_SEED": "raggity.evaluation.answer_defaults",
     "AnswerRecord": "raggity.evaluation.answer_run",
     "GroupScore": "raggity.evaluation.answer_run",
 }

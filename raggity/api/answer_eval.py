@@ -10,9 +10,8 @@ from raggity.api.evaluate import eval_session, index_corpus, live_chunks
 from raggity.api.session import Raggity
 from raggity.config.schema import Config
 from raggity.core.errors import DatasetError
+from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
 from raggity.evaluation.answer_run import (
-    DEFAULT_PER_GROUP,
-    DEFAULT_SEED,
     AnswerProgress,
     GroupScore,
     run_cases,

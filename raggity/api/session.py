@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from raggity.api.status import rebuild_notice
 from raggity.config.schema import Config
@@ -19,7 +20,6 @@ from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.graph_build import GraphBuildSettings, GraphProgress
 from raggity.pipeline.graph_source import GraphSource
 from raggity.pipeline.ingest import IngestProgress, IngestReport
-from raggity.pipeline.ingest_run import GraphUpdate, IngestRequest, IngestRun
 from raggity.pipeline.models import (
     embedder_identity,
     generator_identity,
@@ -35,6 +35,9 @@ from raggity.pipeline.transforms import Transforms, TransformSettings
 from raggity.store.cache_store import CacheStore
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
+
+if TYPE_CHECKING:
+    from raggity.pipeline.ingest_run import IngestRun
 
 Warn = Callable[[str], None]
 
@@ -161,6 +164,8 @@ class Raggity:
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
         """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest_run."""
+        from raggity.pipeline.ingest_run import IngestRequest
+
         request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
         try:
             return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
@@ -180,6 +185,8 @@ class Raggity:
 
     def ingest_run(self) -> IngestRun:
         """The ingest orchestrator for this index, with this session's models."""
+        from raggity.pipeline.ingest_run import GraphUpdate, IngestRun
+
         graph = (
             GraphUpdate(lambda: self.generator, self.graph_settings())
             if self.config.retrieval.graph

@@ -15,8 +15,6 @@ from raggity.evaluation.metrics import percentile
 
 Group = Literal["answerable", "unanswerable", "out-of-corpus"]
 GROUPS: tuple[Group, ...] = ("answerable", "unanswerable", "out-of-corpus")
-DEFAULT_PER_GROUP = 200
-DEFAULT_SEED = 0
 
 
 class Asker(Protocol):
