@@ -10,16 +10,38 @@ from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk, Location
 from raggity.pipeline.answer_cache import AnswerCache
-from raggity.pipeline.citations import check_citations
+from raggity.pipeline.answer_stream import AttributedStream, StreamResult
+from raggity.pipeline.answerability import (
+    ContinuationScorer,
+    Thresholds,
+    coverage,
+    judge_coverage,
+    judge_refusal,
+)
+from raggity.pipeline.attribution import flag_sources
+from raggity.pipeline.citations import content_words
+from raggity.pipeline.focus import focus_sources
 from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import PromptSource, build_messages
+from raggity.pipeline.prompt import (
+    REFUSAL_OPENING,
+    STRICT_INSTRUCTION,
+    PromptSource,
+    build_messages,
+)
 from raggity.retrieval.abstain import should_abstain
-from raggity.retrieval.reorder import lost_in_the_middle
 from raggity.retrieval.selection import SelectionPolicy
 from raggity.store.vector_table import VectorTableReader
 
 # Tokens kept free for the chat template and the system prompt around the sources.
 _PROMPT_OVERHEAD = 320
+
+# Shown instead of an answer when the model judged that the sources do not answer the question.
+REFUSAL_MESSAGE = "The sources found do not answer this question."
+# Shown when the model wrote only citation markers, headings or names, twice.
+NO_ANSWER_MESSAGE = (
+    "The model did not write an answer from these sources (it replied with only source numbers, "
+    "headings or names). Try rephrasing the question, or read the sources with rag search."
+)
 
 
 @dataclass(frozen=True)
@@ -147,47 +169,116 @@ def answer_from_candidates(
         )
         rec.n_out = len(chunks)
         rec.detail["enabled"] = settings.parent_document
+    with trace.stage("coverage", len(chunks)) as rec:
+        verdict = judge_coverage(coverage(question, [c.search_text for c in chunks]), Thresholds())
+        rec.n_out = len(chunks) if verdict.answerable else 0
+        rec.detail.update(coverage=round(verdict.value, 3), answerable=verdict.answerable)
+    if not verdict.answerable:
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
     cache_key, hit = _cache_lookup(cache, question, chunks, settings, trace)
     if hit is not None:  # returned before the generator is loaded
         if on_token is not None:
             on_token(hit.text)
-        return replace(hit, question=question, trace=trace.stages)
+        return replace(hit, question=question, trace=trace.stages, citations=flag_sources(hit.citations))
     with trace.stage("load-model", 0) as rec:
         model = generator()
         rec.detail["model"] = model.identity
-    with trace.stage("prompt", len(chunks)) as rec:
+    with trace.stage("focus", len(chunks)) as rec:
+        focused = focus_sources(question, chunks)  # best source first, only the sentences that bear on it
+        rec.n_out = len(focused)
+        rec.detail["chars"] = {
+            "before": sum(len(c.text) for c in chunks),
+            "after": sum(len(c.text) for c in focused),
+        }
+    with trace.stage("prompt", len(focused)) as rec:
         budget = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
-        fitted = fit_to_budget(chunks, model.count_tokens, budget)
-        ordered = lost_in_the_middle(fitted)
-        sources = [PromptSource(n, chunk, chunk.text) for n, chunk in enumerate(ordered, start=1)]
+        originals = {c.id: c for c in chunks}
+        sources = [
+            PromptSource(n, originals[chunk.id], chunk.text)
+            for n, chunk in enumerate(fit_to_budget(focused, model.count_tokens, budget), start=1)
+        ]
         messages = build_messages(question, sources)
         rec.n_out = len(sources)
         rec.detail["budget_tokens"] = budget
-    with trace.stage("generate", len(sources)) as rec:
-        pieces: list[str] = []
-        began = time.perf_counter()
-        for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
-            if not pieces:
-                # Prompt prefill plus one decoded token: the model's own share of time to first token.
-                rec.detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
-            pieces.append(piece)
-            if on_token is not None:
-                on_token(piece)
-        text = "".join(pieces).strip()
-        rec.n_out = 1
-        rec.detail["chars"] = len(text)
-    with trace.stage("citations", len(sources)) as rec:
-        check = check_citations(text, sources)
-        rec.n_out = len(check.citations)
-        rec.detail.update(unsupported=len(check.unsupported_sentences), invalid=list(check.invalid_numbers))
-    answer = Answer(
-        question,
-        text,
-        False,
-        check.citations,
-        trace.stages,
-        unsupported_sentences=check.unsupported_sentences,
-    )
+    answer = _answer_with_model(question, model, messages, sources, chunks, settings, trace, on_token)
+    if answer.refused:
+        return answer  # a refusal depends on the model's judgement of this prompt: not cached
     if cache is not None:
         cache.put(cache_key, answer)
     return answer
+
+
+def _answer_with_model(
+    question: str,
+    model: TextGenerator,
+    messages: list[dict[str, str]],
+    sources: Sequence[PromptSource],
+    chunks: Sequence[Chunk],
+    settings: AskSettings,
+    trace: TraceRecorder,
+    on_token: Callable[[str], None] | None,
+) -> Answer:
+    """The model's judgement of the prompt, then the answer with sources attached to its sentences
+    (one stricter retry when the reply was only markers, headings or names)."""
+    with trace.stage("model-judgement", len(sources)) as rec:
+        if isinstance(model, ContinuationScorer):
+            verdict = judge_refusal(model.continuation_probability(messages, REFUSAL_OPENING), Thresholds())
+            rec.detail.update(refusal_probability=round(verdict.value, 4), answerable=verdict.answerable)
+            if not verdict.answerable:
+                return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+    given = frozenset(content_words(question))
+    headings = [c.heading for c in chunks]
+    with trace.stage("generate", len(sources)) as rec:
+        result = _generate(model, messages, sources, given, headings, settings, on_token, rec.detail)
+        rec.n_out = 1
+    if not result.shown and not result.refused and result.shape != "prose":
+        with trace.stage("generate-strict", len(sources)) as rec:
+            rec.detail["first_shape"] = result.shape
+            strict = build_messages(question, sources, STRICT_INSTRUCTION)
+            result = _generate(model, strict, sources, given, headings, settings, on_token, rec.detail)
+            rec.n_out = 1
+    with trace.stage("citations", len(sources)) as rec:
+        attribution = result.attribution
+        rec.n_out = len(attribution.citations)
+        rec.detail.update(
+            shape=result.shape,
+            refused=result.refused,
+            verified=attribution.verified,
+            unsupported=len(attribution.unsupported_sentences),
+            rejected_markers=sum(len(s.rejected) for s in attribution.sentences),
+            removed_values=sum(len(s.removed) for s in attribution.sentences),
+        )
+    if result.refused:
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+    if not result.shown:
+        return Answer(question, NO_ANSWER_MESSAGE, False, (), trace.stages, refused=True)
+    return Answer(
+        question,
+        attribution.text,
+        False,
+        attribution.citations,
+        trace.stages,
+        unsupported_sentences=attribution.unsupported_sentences,
+    )
+
+
+def _generate(
+    model: TextGenerator,
+    messages: list[dict[str, str]],
+    sources: Sequence[PromptSource],
+    given: frozenset[str],
+    headings: Sequence[str],
+    settings: AskSettings,
+    on_token: Callable[[str], None] | None,
+    detail: dict[str, object],
+) -> StreamResult:
+    stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)
+    began = time.perf_counter()
+    for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
+        if "first_token_ms" not in detail:
+            # Prompt prefill plus one decoded token: the model's own share of time to first token.
+            detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
+        stream.feed(piece)
+    result = stream.finish()
+    detail["chars"] = len(result.raw)
+    return result
