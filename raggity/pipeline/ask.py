@@ -54,6 +54,7 @@ class AskSettings:
     parent_document: bool = RetrievalConfig.parent_document
     max_tokens: int = GenerationConfig.max_tokens
     temperature: float = GenerationConfig.temperature
+    answerability: Thresholds = Thresholds()  # calibrated defaults (see answerability.py)
 
 
 def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
@@ -170,7 +171,7 @@ def answer_from_candidates(
         rec.n_out = len(chunks)
         rec.detail["enabled"] = settings.parent_document
     with trace.stage("coverage", len(chunks)) as rec:
-        verdict = judge_coverage(coverage(question, [c.search_text for c in chunks]), Thresholds())
+        verdict = judge_coverage(coverage(question, [c.search_text for c in chunks]), settings.answerability)
         rec.n_out = len(chunks) if verdict.answerable else 0
         rec.detail.update(coverage=round(verdict.value, 3), answerable=verdict.answerable)
     if not verdict.answerable:
@@ -222,7 +223,9 @@ def _answer_with_model(
     (one stricter retry when the reply was only markers, headings or names)."""
     with trace.stage("model-judgement", len(sources)) as rec:
         if isinstance(model, ContinuationScorer):
-            verdict = judge_refusal(model.continuation_probability(messages, REFUSAL_OPENING), Thresholds())
+            verdict = judge_refusal(
+                model.continuation_probability(messages, REFUSAL_OPENING), settings.answerability
+            )
             rec.detail.update(refusal_probability=round(verdict.value, 4), answerable=verdict.answerable)
             if not verdict.answerable:
                 return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
