@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.trace import TraceRecorder
@@ -54,7 +54,7 @@ class AskSettings:
     parent_document: bool = RetrievalConfig.parent_document
     max_tokens: int = GenerationConfig.max_tokens
     temperature: float = GenerationConfig.temperature
-    answerability: Thresholds = Thresholds()  # calibrated defaults (see answerability.py)
+    answerability: Thresholds = field(default_factory=Thresholds)  # calibrated (see answerability.py)
 
 
 def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
