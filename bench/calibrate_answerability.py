@@ -130,6 +130,9 @@ def main() -> None:
     parser.add_argument("--model", default=GenerationConfig.model)
     parser.add_argument("--index", type=Path, default=Path("/tmp/raggity-squad2-index"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared machine)"
+    )
     args = parser.parse_args()
 
     squad = load_beir(SHARED / "squad2-dev")
@@ -145,17 +148,35 @@ def main() -> None:
     config = replace(
         config,
         index=IndexConfig(str(args.index.resolve())),
-        generation=replace(config.generation, model=args.model),
+        generation=replace(config.generation, model=args.model, threads=args.threads),
     )
     session = Raggity(config, warn=lambda _: None)
     if not args.index.exists():
         session.index_sources([document_source(d) for d in squad.corpus], lambda _: True)
     model = SignalsOnly(session.generator)
     started = time.perf_counter()
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for name, questions in picks.items():
-        groups[name] = [{"question": q, **signals(session, model, q)} for q in questions]
-        print(name, len(questions), f"{time.perf_counter() - started:.0f}s", flush=True)
+    # Signals already collected for this model and index (an interrupted run resumes from them).
+    done_file = RESULTS.with_suffix(f".{args.model}.jsonl")
+    done = {}
+    if done_file.exists():
+        done = {
+            row["question"]: row
+            for row in map(json.loads, done_file.read_text(encoding="utf-8").splitlines())
+        }
+    groups: dict[str, list[dict[str, Any]]] = {name: [] for name in picks}
+    with done_file.open("a", encoding="utf-8") as log:
+        # Round robin over the groups, so that a shorter run (a smaller --per-group) is a prefix.
+        for i in range(args.per_group):
+            for name, questions in picks.items():
+                if i >= len(questions):
+                    continue
+                question = questions[i]
+                if question not in done:
+                    done[question] = {"question": question, **signals(session, model, question)}
+                    log.write(json.dumps(done[question]) + "\n")
+                    log.flush()
+                groups[name].append(done[question])
+            print(i + 1, f"{time.perf_counter() - started:.0f}s", flush=True)
     floor = config.retrieval.sufficiency_floor
     chosen, rates = choose(groups, floor)
     result = {

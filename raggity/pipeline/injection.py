@@ -28,10 +28,15 @@ _INSTRUCTION = re.compile(
 _URL = re.compile(
     r"(?:https?|ftp)://[^\s<>\"'\])]+|\bwww\.[a-z0-9-]+(?:\.[a-z0-9-]+)+[^\s<>\"'\])]*", re.IGNORECASE
 )
-# "password is X", "api key: X", "token = X": the value after the label is the secret.
+# "password is X", "api key: X", "token = X": the value after the label is the secret. After a
+# password label any word counts; after the looser labels ("token", "pin", "key", "secret", which
+# prose uses too: "the token is stored...") only a value with a digit or a symbol does.
+_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|passcode|pass word)\s*(?:is|was|:|=)\s*[\"'`]?([^\s\"'`,;]{3,})", re.IGNORECASE
+)
 _LABELLED_SECRET = re.compile(
-    r"\b(?:password|passphrase|passcode|pass ?word|pin|api[ _-]?key|secret(?: key)?|access[ _-]?token|token)"
-    r"\s*(?:is|was|:|=|-)\s*[\"'`]?([^\s\"'`,;]{3,})",
+    r"\b(?:pin|api[ _-]?key|secret(?: key)?|access[ _-]?token|token)\s*(?:is|was|:|=)\s*[\"'`]?"
+    r"((?=[^\s\"'`,;]*[\d_\-+/=!@#$%^&*])[^\s\"'`,;]{3,})",
     re.IGNORECASE,
 )
 # Long runs of letters and digits mixed, as API keys and hashes look ("sk-3fA9...", "ghp_...").
@@ -49,6 +54,7 @@ def instruction_warning(text: str) -> str:
 def sensitive_strings(text: str) -> list[str]:
     """URLs and credential-looking values in `text`, in order of appearance, without duplicates."""
     found: list[tuple[int, str]] = [(m.start(), m.group(0).rstrip(".,;:!?")) for m in _URL.finditer(text)]
-    found += [(m.start(1), m.group(1).rstrip(".,;:!?")) for m in _LABELLED_SECRET.finditer(text)]
+    for pattern in (_PASSWORD, _LABELLED_SECRET):
+        found += [(m.start(1), m.group(1).rstrip(".,;:!?")) for m in pattern.finditer(text)]
     found += [(m.start(), m.group(0)) for m in _KEY_LIKE.finditer(text)]
     return list(dict.fromkeys(value for _, value in sorted(found) if value))

@@ -416,7 +416,10 @@ def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
     generator = scripted(lambda blocks: "It is polished every morning. [1]")
     session = corpus.fresh(config)
     session.__dict__["generator"] = generator
-    answer = session.ask("When is the Fresnel lens polished, and with what?")
+    # Both sentences bear on the question, so focusing keeps both when the parent holds both.
+    answer = session.ask(
+        "When is the Fresnel lens polished with chamois leather, and when does the paraffin arrive?"
+    )
     assert not answer.abstained
     [blocks] = prompts(generator)
     return blocks, answer.trace[stage_names(answer).index("parent-expansion")].detail["enabled"]  # type: ignore[return-value]

@@ -43,3 +43,9 @@ def test_sensitive_strings() -> None:
         "sk-3fA9b2C7d8E1f0a6B5c4D3e2F1",
     ]
     assert sensitive_strings("Paris is the capital of France.") == []
+
+
+def test_prose_about_tokens_and_keys_is_not_a_secret() -> None:
+    assert sensitive_strings("The token is stored in the keyring, and the key is rotated daily.") == []
+    assert sensitive_strings("The access token is tok_9f8e7d.") == ["tok_9f8e7d"]
+    assert sensitive_strings("The password is swordfish.") == ["swordfish"]
