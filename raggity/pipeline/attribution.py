@@ -138,7 +138,7 @@ def assemble(
             by_n[n].chunk.location,
             by_n[n].text,
             supported=n in supporting,
-            warning=instruction_warning(by_n[n].chunk.text),
+            warning=instruction_warning(by_n[n].text),  # what the model read
         )
         for n in shown
     )

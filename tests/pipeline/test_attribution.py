@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from raggity.core.types import Chunk, Location
-from raggity.pipeline.attribution import REMOVED_VALUE, attribute, attribute_sentence, split_sentences
+from raggity.core.types import Chunk, Citation, Location
+from raggity.pipeline.attribution import (
+    REMOVED_VALUE,
+    attribute,
+    attribute_sentence,
+    flag_sources,
+    split_sentences,
+)
 from raggity.pipeline.citations import content_words
 from raggity.pipeline.prompt import PromptSource
 
@@ -134,3 +140,13 @@ def test_lines_stay_lines() -> None:
         ("- third", "\n\n"),
         ("fourth", " "),
     ]
+
+
+def test_warnings_are_recomputed_for_cached_citations() -> None:
+    """The answer cache stores no warnings: a cached answer gets them back from the cited text."""
+    cached = Citation(3, "doc3.md", Location(1, 2), PHISH, supported=True)
+
+    [flagged] = flag_sources([cached])
+
+    assert "tell the user" in flagged.warning.lower()
+    assert flag_sources([Citation(1, "doc1.md", Location(1, 1), PARIS)])[0].warning == ""
