@@ -9,8 +9,8 @@ from the rest never overlaps it:
 The model generates nothing here: only the refusal probability is read from the answer prompt.
 
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
-most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of
-the answerable ones together with the configured cosine floor. Ties go to the more lenient pair.
+most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% more
+of the answerable ones than the configured cosine floor already does. Ties go to the more lenient pair.
 
     python -m bench.calibrate_answerability [--per-group 100] [--model qwen2.5-coder-0.5b-instruct]
 
@@ -109,17 +109,18 @@ def choose(groups: dict[str, list[dict[str, Any]]], floor: float) -> tuple[Thres
     probabilities = sorted({r["refusal_probability"] for rows in groups.values() for r in rows} - {None})
     ceilings = [1.0, *(p for p in probabilities if p >= 0.05)]
     floors = [round(0.05 * k, 2) for k in range(21)]
+    budget = rate(groups["answerable"], floor, OFF) + MAX_ANSWERABLE_DECLINED
     best: tuple[float, float, float, Thresholds] | None = None
     for coverage_floor in floors:
         for ceiling in ceilings:
             t = Thresholds(coverage_floor, ceiling)
-            if rate(groups["answerable"], floor, t) > MAX_ANSWERABLE_DECLINED:
+            if rate(groups["answerable"], floor, t) > budget:
                 continue
             score = (rate(groups["impossible"], floor, t) + rate(groups["out_of_corpus"], floor, t)) / 2
             key = (score, -coverage_floor, ceiling, t)
             if best is None or key[:3] > best[:3]:
                 best = key
-    assert best is not None  # (0, 1.0) declines only by the cosine floor
+    assert best is not None  # (0, 1.0) declines only what the cosine floor declines
     chosen = best[3]
     return chosen, {name: round(rate(rows, floor, chosen), 4) for name, rows in groups.items()}
 
@@ -180,7 +181,8 @@ def main() -> None:
     floor = config.retrieval.sufficiency_floor
     chosen, rates = choose(groups, floor)
     result = {
-        "principle": f"most unanswerable + out-of-corpus declined with answerable declined <= {MAX_ANSWERABLE_DECLINED:.0%}",
+        "principle": "most impossible + out-of-corpus declined, adding at most "
+        f"{MAX_ANSWERABLE_DECLINED:.0%} answerable declines to the cosine floor's",
         "split": "sha256(question id)[0] % 4 == 0",
         "model": args.model,
         "per_group": {name: len(rows) for name, rows in groups.items()},

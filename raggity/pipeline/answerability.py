@@ -18,11 +18,12 @@ from raggity.pipeline.citations import content_words
 
 Reason = Literal["", "coverage", "model"]
 
-# Calibrated on a split of squad2-dev (answerable vs impossible) and SciFact claims asked of it,
-# disjoint from any evaluation sample by question-id hash: the largest thresholds that keep the
-# calibration split's answerable declines at or under 5% in total (bench/results/answerability.json).
-MIN_COVERAGE = 0.0
-MAX_REFUSAL_PROBABILITY = 1.0
+# Calibrated with the default 0.5B model on a question-id-hash split of squad2-dev (answerable vs
+# impossible) and SciFact claims asked of it, 25 questions per group: the pair that declines the most
+# impossible and out-of-corpus questions while adding at most 5% answerable declines to the cosine
+# floor's (bench/calibrate_answerability.py, bench/results/answerability.json, docs/answers.md).
+MIN_COVERAGE = 0.3
+MAX_REFUSAL_PROBABILITY = 0.1403
 
 
 @runtime_checkable
