@@ -222,13 +222,15 @@ def _answer_with_model(
     """The model's judgement of the prompt, then the answer with sources attached to its sentences
     (one stricter retry when the reply was only markers, headings or names)."""
     with trace.stage("model-judgement", len(sources)) as rec:
+        judged_answerable = True
         if isinstance(model, ContinuationScorer):
             verdict = judge_refusal(
                 model.continuation_probability(messages, REFUSAL_OPENING), settings.answerability
             )
+            judged_answerable = verdict.answerable
             rec.detail.update(refusal_probability=round(verdict.value, 4), answerable=verdict.answerable)
-            if not verdict.answerable:
-                return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+    if not judged_answerable:
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
     given = frozenset(content_words(question))
     headings = [c.heading for c in chunks]
     with trace.stage("generate", len(sources)) as rec:
