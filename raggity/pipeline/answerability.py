@@ -62,5 +62,6 @@ def judge_coverage(value: float, thresholds: Thresholds) -> Verdict:
 
 
 def judge_refusal(probability: float, thresholds: Thresholds) -> Verdict:
-    ok = probability <= thresholds.max_refusal_probability
+    # At the 4 decimals the trace records and calibration reads: the ceiling is one of those values.
+    ok = round(probability, 4) <= thresholds.max_refusal_probability
     return Verdict(ok, "" if ok else "model", probability)
