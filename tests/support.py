@@ -248,6 +248,10 @@ class RecordingGenerator:
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
+    def continuation_probability(self, messages: Messages, text: str) -> float:
+        """Passed through, so the pipeline reads the real model's judgement (see answerability)."""
+        return float(self.inner.continuation_probability(messages, text))  # type: ignore[attr-defined]
+
     def stream(
         self,
         messages: Messages,

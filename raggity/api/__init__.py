@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from raggity.core.types import Answer, Candidate, Citation, StageTrace
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
+    from raggity.pipeline.attribution import UNVERIFIED_NOTE
     from raggity.pipeline.graph_build import GraphBuildStatus
     from raggity.pipeline.ingest import IngestReport, Skipped
     from raggity.pipeline.ingest_pace import IngestPace
@@ -54,6 +55,7 @@ _EXPORTS = {
     "Citation": "raggity.core.types",
     "StageTrace": "raggity.core.types",
     "GraphBuildStatus": "raggity.pipeline.graph_build",
+    "UNVERIFIED_NOTE": "raggity.pipeline.attribution",
     "IngestReport": "raggity.pipeline.ingest",
     "Skipped": "raggity.pipeline.ingest",
     "IngestPace": "raggity.pipeline.ingest_pace",
@@ -66,6 +68,7 @@ _EXPORTS = {
 __all__ = [
     "DEFAULT_PER_GROUP",
     "DEFAULT_SEED",
+    "UNVERIFIED_NOTE",
     "Answer",
     "AnswerRecord",
     "Candidate",

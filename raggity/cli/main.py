@@ -265,7 +265,7 @@ def ask(
     if json_out:
         print_json(out, answer_json(answer))
         return
-    if answer.abstained or not streaming:  # a cache hit streams its whole text at once
+    if answer.abstained or answer.refused or not streaming:  # a cache hit streams its whole text at once
         out.print(answer.text)
     else:
         sys.stdout.write("\n")

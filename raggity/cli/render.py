@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from raggity.api import Answer, Candidate, StageTrace
+from raggity.api import UNVERIFIED_NOTE, Answer, Candidate, StageTrace
 
 
 def display_path(source: str) -> str:
@@ -68,11 +68,20 @@ def trace_json(trace: Sequence[StageTrace]) -> list[dict[str, Any]]:
     ]
 
 
+def verification_note(answer: Answer) -> str | None:
+    """The fixed note for an answer that no source verifies (None for a declined or verified one)."""
+    declined = answer.abstained or answer.refused
+    return None if declined or any(c.supported for c in answer.citations) else UNVERIFIED_NOTE
+
+
 def answer_json(answer: Answer) -> dict[str, Any]:
     return {
         "question": answer.question,
         "answer": answer.text,
         "abstained": answer.abstained,
+        "refused": answer.refused,
+        "verified": any(c.supported for c in answer.citations),
+        "verification_note": verification_note(answer),
         "cached": answer.cached,
         "citations": [
             {
@@ -81,6 +90,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
                 "location": str(c.location),
                 "text": c.text,
                 "supported": c.supported,
+                "warning": c.warning or None,
             }
             for c in answer.citations
         ],
@@ -126,13 +136,18 @@ def trace_table(trace: Sequence[StageTrace]) -> Table:
 
 
 def print_sources(console: Console, answer: Answer) -> None:
+    note = verification_note(answer)
+    if note is not None:
+        console.print(f"\n[yellow]{escape(note)}[/yellow]")
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/bold]")
     for c in answer.citations:
         flag = "" if c.supported else "  [yellow](not supported by this source: check it)[/yellow]"
         console.print(f"  [{c.n}] {escape(c.location.cite(display_path(c.source)))}{flag}", highlight=False)
+        if c.warning:
+            console.print(f"      [red]warning: {escape(c.warning)}[/red]", highlight=False)
     if answer.unsupported_sentences:
         console.print(
-            f"[yellow]{len(answer.unsupported_sentences)} sentence(s) cite a source that does not support them.[/yellow]"
+            f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"
         )

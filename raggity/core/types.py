@@ -160,13 +160,15 @@ class Candidate:
 @dataclass(frozen=True, slots=True)
 class Citation:
     """A numbered source as shown to the user. `supported` is False when the citing sentence
-    shares too little with the cited text to count as evidence."""
+    shares too little with the cited text to count as evidence. `warning` is non-empty when the
+    source's text gives instructions to the reader or the model (possible prompt injection)."""
 
     n: int
     source: str
     location: Location
     text: str
     supported: bool = True
+    warning: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -86,6 +87,51 @@ class LlamaGenerator:
         finally:
             if guide is not None:
                 guide.close()
+
+    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
+        """Probability that the reply to `messages` starts with `text` (greedy, no penalty).
+
+        Runs the ordinary chat completion with `text`'s tokens forced one by one, reading each one's
+        probability on the way; llama keeps the evaluated prompt in its cache, so a completion of
+        the same messages right after reuses it and pays no second prefill.
+        """
+        from llama_cpp import LogitsProcessorList
+
+        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        if not tokens:
+            return 1.0
+        forced = _ForcedTokens(tokens)
+        self._llm.create_chat_completion(
+            messages=list(messages),
+            max_tokens=len(tokens),
+            temperature=0.0,
+            repeat_penalty=1.0,
+            logits_processor=LogitsProcessorList([forced]),
+        )
+        return math.exp(forced.log_probability)
+
+
+class _ForcedTokens:
+    """A logits processor that emits `tokens` in order and sums their log-probabilities."""
+
+    def __init__(self, tokens: Sequence[int]) -> None:
+        self._tokens = list(tokens)
+        self._step = 0
+        self.log_probability = 0.0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import numpy as np
+
+        logits = np.asarray(scores, dtype=np.float64)
+        if self._step >= len(self._tokens):
+            return scores
+        token = self._tokens[self._step]
+        top = float(np.max(logits))
+        self.log_probability += float(logits[token]) - (top + math.log(float(np.sum(np.exp(logits - top)))))
+        self._step += 1
+        chosen = np.full_like(scores, -np.inf)
+        chosen[token] = scores[token]
+        return chosen
 
 
 @cache

@@ -1,4 +1,5 @@
-"""The ask pipeline after retrieval: abstain or select, expand, order, prompt, generate, check.
+"""The ask pipeline after retrieval: abstain or select, expand, check coverage, focus, prompt, judge,
+generate with sources attached, check.
 
 Each step is a plain function returning `Staged`; `answer_from_candidates` runs them in order
 through the trace recorder. A new answer stage is one more function and one more `trace.run` line.
@@ -8,23 +9,40 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
 from raggity.pipeline.answer_cache import AnswerCache
-from raggity.pipeline.citations import CitationCheck, check_citations
+from raggity.pipeline.answer_stream import AttributedStream, StreamResult
+from raggity.pipeline.answerability import (
+    ContinuationScorer,
+    Thresholds,
+    coverage,
+    judge_coverage,
+    judge_refusal,
+)
+from raggity.pipeline.attribution import flag_sources
+from raggity.pipeline.citations import content_words
+from raggity.pipeline.focus import focus_sources
 from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import PromptSource, build_messages
+from raggity.pipeline.prompt import REFUSAL_OPENING, STRICT_INSTRUCTION, PromptSource, build_messages
 from raggity.retrieval.abstain import should_abstain
-from raggity.retrieval.reorder import lost_in_the_middle
 from raggity.retrieval.selection import SelectionPolicy
 from raggity.store.vector_table import VectorTableReader
 
 # Tokens kept free for the chat template and the system prompt around the sources.
 _PROMPT_OVERHEAD = 320
+
+# Shown instead of an answer when the model judged that the sources do not answer the question.
+REFUSAL_MESSAGE = "The sources found do not answer this question."
+# Shown when the model wrote only citation markers, headings or names, twice.
+NO_ANSWER_MESSAGE = (
+    "The model did not write an answer from these sources (it replied with only source numbers, "
+    "headings or names). Try rephrasing the question, or read the sources with rag search."
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +55,7 @@ class AskSettings:
     parent_document: bool = RetrievalConfig.parent_document
     max_tokens: int = GenerationConfig.max_tokens
     temperature: float = GenerationConfig.temperature
+    answerability: Thresholds = field(default_factory=Thresholds)  # calibrated (see answerability.py)
 
     @property
     def cache_options(self) -> dict[str, object]:
@@ -140,33 +159,88 @@ class Prompt:
     messages: list[dict[str, str]]
 
 
+def coverage_stage(question: str, chunks: Sequence[Chunk], settings: AskSettings) -> Staged[bool]:
+    """Whether some source holds enough of the question's content words to be worth asking about."""
+    verdict = judge_coverage(coverage(question, [c.search_text for c in chunks]), settings.answerability)
+    detail = {"coverage": round(verdict.value, 3), "answerable": verdict.answerable}
+    return Staged(verdict.answerable, len(chunks) if verdict.answerable else 0, detail)
+
+
+def focus_stage(question: str, chunks: Sequence[Chunk]) -> Staged[list[Chunk]]:
+    """Best source first, each cut to the sentences that bear on the question."""
+    focused = focus_sources(question, chunks)
+    before, after = sum(len(c.text) for c in chunks), sum(len(c.text) for c in focused)
+    return Staged(focused, len(focused), {"chars": {"before": before, "after": after}})
+
+
 def build_prompt(
-    question: str, chunks: Sequence[Chunk], model: TextGenerator, settings: AskSettings
+    question: str,
+    chunks: Sequence[Chunk],
+    focused: Sequence[Chunk],
+    model: TextGenerator,
+    settings: AskSettings,
 ) -> Staged[Prompt]:
+    """Numbered sources that fit the context: focused text, cited as the chunk it came from."""
     budget = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
-    ordered = lost_in_the_middle(fit_to_budget(chunks, model.count_tokens, budget))
-    sources = [PromptSource(n, chunk, chunk.text) for n, chunk in enumerate(ordered, start=1)]
-    return Staged(Prompt(sources, build_messages(question, sources)), len(sources), {"budget_tokens": budget})
+    originals = {c.id: c for c in chunks}
+    sources = [
+        PromptSource(n, originals[chunk.id], chunk.text)
+        for n, chunk in enumerate(fit_to_budget(focused, model.count_tokens, budget), start=1)
+    ]
+    prompt = Prompt(sources, build_messages(question, sources))
+    return Staged(prompt, len(sources), {"budget_tokens": budget})
 
 
-def generate(
-    model: TextGenerator, prompt: Prompt, settings: AskSettings, on_token: Callable[[str], None] | None
-) -> Staged[str]:
-    pieces: list[str] = []
-    detail: dict[str, object] = {}
+def judge_stage(model: TextGenerator, prompt: Prompt, settings: AskSettings) -> Staged[bool]:
+    """The model's own judgement, read from the same prompt: the probability it gives to opening with
+    the refusal sentence. The prompt stays in the model's cache for the answer that follows."""
+    if not isinstance(model, ContinuationScorer):
+        return Staged(True, len(prompt.sources))
+    verdict = judge_refusal(
+        model.continuation_probability(prompt.messages, REFUSAL_OPENING), settings.answerability
+    )
+    detail = {"refusal_probability": round(verdict.value, 4), "answerable": verdict.answerable}
+    return Staged(verdict.answerable, len(prompt.sources) if verdict.answerable else 0, detail)
+
+
+def generate_stage(
+    model: TextGenerator,
+    question: str,
+    messages: list[dict[str, str]],
+    sources: Sequence[PromptSource],
+    settings: AskSettings,
+    on_token: Callable[[str], None] | None,
+    first_shape: str | None = None,
+) -> Staged[StreamResult]:
+    """Streams the reply through the attributing stream: sentences are shown once checked, with the
+    sources that support them, and a reply that is not an answer (only markers, headings or names)
+    is never shown. Words the question gave count as no evidence."""
+    given = frozenset(content_words(question))
+    headings = [s.chunk.heading for s in sources]
+    stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)
+    detail: dict[str, object] = {} if first_shape is None else {"first_shape": first_shape}
     began = time.perf_counter()
-    for piece in model.stream(
-        prompt.messages, max_tokens=settings.max_tokens, temperature=settings.temperature
-    ):
-        if not pieces:
-            # Prompt prefill plus one decoded token: the model's own share of time to first token.
+    for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
+        if "first_token_ms" not in detail:
+            # The prompt was evaluated by the judgement: this is the first decoded token.
             detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
-        pieces.append(piece)
-        if on_token is not None:
-            on_token(piece)
-    text = "".join(pieces).strip()
-    detail["chars"] = len(text)
-    return Staged(text, 1, detail)
+        stream.feed(piece)
+    result = stream.finish()
+    detail["chars"] = len(result.raw)
+    return Staged(result, 1, detail)
+
+
+def citations_stage(result: StreamResult) -> Staged[StreamResult]:
+    attribution = result.attribution
+    detail = {
+        "shape": result.shape,
+        "refused": result.refused,
+        "verified": attribution.verified,
+        "unsupported": len(attribution.unsupported_sentences),
+        "rejected_markers": sum(len(s.rejected) for s in attribution.sentences),
+        "removed_values": sum(len(s.removed) for s in attribution.sentences),
+    }
+    return Staged(result, len(attribution.citations), detail)
 
 
 def answer_from_candidates(
@@ -186,10 +260,10 @@ def answer_from_candidates(
     if not selected:
         return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
     chunks = trace.run(
-        "parent-expansion",
-        len(selected),
-        lambda: _expanded(selected, table, settings.parent_document),
+        "parent-expansion", len(selected), lambda: _expanded(selected, table, settings.parent_document)
     )
+    if not trace.run("coverage", len(chunks), partial(coverage_stage, question, chunks, settings)):
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
     key = None
     if cache is not None:
         key = cache.key(question, chunks, settings.cache_options)
@@ -197,22 +271,60 @@ def answer_from_candidates(
         if hit is not None:  # returned before the generator is loaded
             if on_token is not None:
                 on_token(hit.text)
-            return replace(hit, question=question, trace=trace.stages)
+            return replace(hit, question=question, trace=trace.stages, citations=flag_sources(hit.citations))
     model = trace.run("load-model", 0, lambda: _loaded(generator))
-    prompt = trace.run("prompt", len(chunks), partial(build_prompt, question, chunks, model, settings))
-    text = trace.run("generate", len(prompt.sources), partial(generate, model, prompt, settings, on_token))
-    check = trace.run("citations", len(prompt.sources), partial(_checked, text, prompt.sources))
-    answer = Answer(
-        question,
-        text,
-        False,
-        check.citations,
-        trace.stages,
-        unsupported_sentences=check.unsupported_sentences,
+    focused = trace.run("focus", len(chunks), partial(focus_stage, question, chunks))
+    prompt = trace.run(
+        "prompt", len(focused), partial(build_prompt, question, chunks, focused, model, settings)
     )
-    if cache is not None and key is not None:
+    answer = _answer_with_model(question, model, prompt, settings, trace, on_token)
+    if cache is not None and key is not None and not answer.refused:
+        # A refusal depends on the model's judgement of this prompt: it is not cached.
         cache.put(key, answer)
     return answer
+
+
+def _answer_with_model(
+    question: str,
+    model: TextGenerator,
+    prompt: Prompt,
+    settings: AskSettings,
+    trace: TraceRecorder,
+    on_token: Callable[[str], None] | None,
+) -> Answer:
+    """The model's judgement of the prompt, then the answer with sources attached to its sentences
+    (one stricter retry when the reply was only markers, headings or names)."""
+    n = len(prompt.sources)
+    if not trace.run("model-judgement", n, partial(judge_stage, model, prompt, settings)):
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+    result = trace.run(
+        "generate",
+        n,
+        partial(generate_stage, model, question, prompt.messages, prompt.sources, settings, on_token),
+    )
+    if not result.shown and not result.refused and result.shape != "prose":
+        strict = build_messages(question, prompt.sources, STRICT_INSTRUCTION)
+        result = trace.run(
+            "generate-strict",
+            n,
+            partial(
+                generate_stage, model, question, strict, prompt.sources, settings, on_token, result.shape
+            ),
+        )
+    result = trace.run("citations", n, partial(citations_stage, result))
+    if result.refused:
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+    if not result.shown:
+        return Answer(question, NO_ANSWER_MESSAGE, False, (), trace.stages, refused=True)
+    attribution = result.attribution
+    return Answer(
+        question,
+        attribution.text,
+        False,
+        attribution.citations,
+        trace.stages,
+        unsupported_sentences=attribution.unsupported_sentences,
+    )
 
 
 def _expanded(
@@ -230,12 +342,3 @@ def _cached(cache: AnswerCache, key: str) -> Staged[Answer | None]:
 def _loaded(generator: Callable[[], TextGenerator]) -> Staged[TextGenerator]:
     model = generator()
     return Staged(model, 0, {"model": model.identity})
-
-
-def _checked(text: str, sources: Sequence[PromptSource]) -> Staged[CitationCheck]:
-    check = check_citations(text, sources)
-    return Staged(
-        check,
-        len(check.citations),
-        {"unsupported": len(check.unsupported_sentences), "invalid": list(check.invalid_numbers)},
-    )

@@ -14,13 +14,21 @@ _MARKER = re.compile(r"\[(\d+)\]")
 # A sentence ends at . ! or ? followed by space or the end, and owns the markers right after it:
 # "Paris is in France. [1] It is big. [2]" cites [1] for the first sentence, not the second.
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s*\[\d+\])*(?=\s|$)|\n+")
-_WORD = re.compile(r"[a-z0-9]+")
+# Numbers keep their thousands separators and decimals together ("1,066", "3.5"), so "1,066" and
+# "1066" are one word and "3.5" is not the two words "3" and "5".
+_WORD = re.compile(r"\d+(?:[,.]\d+)*|[a-z]+")
+_NUMBER = re.compile(r"\d")
 
 # Share of a sentence's content words that must appear in the cited text for it to count as support.
 SUPPORT_THRESHOLD = 0.5
 
 
 def _stem(word: str) -> str:
+    """A light suffix stripper: enough that "arrived"/"arrives"/"arriving" and "cities"/"city" meet."""
+    if _NUMBER.match(word):
+        return word.replace(",", "")
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
@@ -31,11 +39,21 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOPWORDS and len(w) > 1}
 
 
-def support(sentence: str, source_text: str) -> float:
+def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()) -> float:
+    """Share of the sentence's claim found in the source; 0 when a number it states is not there.
+
+    `given` are words the sentence may repeat without evidence (the question's own words): they
+    appear in every retrieved source, so counting them would let any source "support" a made-up
+    answer. A number is a specific claim (a date, a count): one the source lacks voids the support.
+    """
     words = content_words(_MARKER.sub(" ", sentence))
     if not words:
         return 0.0  # a bare "[1] [2]" claims nothing, so it cannot count as backed by evidence
-    return len(words & content_words(source_text)) / len(words)
+    found = content_words(source_text)
+    if any(_NUMBER.match(w) and w not in found for w in words):
+        return 0.0
+    claim = (words - given) or words
+    return len(claim & found) / len(claim)
 
 
 @dataclass(frozen=True)
@@ -45,7 +63,7 @@ class CitationCheck:
     invalid_numbers: tuple[int, ...]
 
 
-def _sentences(answer: str) -> list[str]:
+def sentences(answer: str) -> list[str]:
     parts: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(answer):
@@ -55,14 +73,21 @@ def _sentences(answer: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def markers(sentence: str) -> list[int]:
+    return [int(n) for n in _MARKER.findall(sentence)]
+
+
+def without_markers(text: str) -> str:
+    return re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", text)).strip()
+
+
 def check_citations(answer: str, sources: Sequence[PromptSource]) -> CitationCheck:
     by_n = {s.n: s for s in sources}
     cited: dict[int, bool] = {}
     unsupported: list[str] = []
     invalid: list[int] = []
-    for sentence in _sentences(answer):
-        numbers = [int(n) for n in _MARKER.findall(sentence)]
-        for n in numbers:
+    for sentence in sentences(answer):
+        for n in markers(sentence):
             source = by_n.get(n)
             if source is None:
                 invalid.append(n)

@@ -205,3 +205,28 @@ def test_second_ingest_while_locked_exits_5(tmp_path: Path) -> None:
     done = rag("ingest", "docs", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert load_manifest(layout.manifest).sources
+
+
+def test_ask_json_reports_refusal_verification_and_source_warnings(project: Project) -> None:
+    # In process: a model load in a fresh process can outlast the console-script timeout on a busy machine.
+    done = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            "How much disk space does frobnicator need on Linux?",
+            "--json",
+            "--config",
+            str(project.config),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+
+    assert {"abstained", "refused", "verified", "verification_note", "citations"} <= set(data)
+    assert data["verified"] == any(c["supported"] for c in data["citations"])
+    assert all("warning" in c and c["warning"] is None for c in data["citations"])  # ordinary docs
+    if data["refused"] or data["abstained"]:
+        assert data["citations"] == []
+        assert data["verification_note"] is None
+    else:  # a shown answer is verified, or says plainly that it is not
+        assert (data["verification_note"] is None) == data["verified"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from fractions import Fraction
 from itertools import pairwise
 
@@ -14,7 +13,6 @@ from hypothesis import strategies as st
 
 from raggity.retrieval.dedup import dedup_indices
 from raggity.retrieval.fusion import reciprocal_rank_fusion
-from raggity.retrieval.reorder import lost_in_the_middle
 from raggity.retrieval.selection import SelectionPolicy
 
 # --- reciprocal rank fusion ----------------------------------------------------------------------
@@ -135,26 +133,3 @@ def test_selection_is_first_top_k_passing_items(scores: list[float], top_k: int,
         if score >= min_score:
             expected.append(i)
     assert selected == expected
-
-
-# --- lost in the middle -----------------------------------------------------------------------------
-
-
-@given(st.lists(st.integers(), max_size=30))
-def test_lost_in_the_middle_is_a_permutation_with_best_at_the_ends(ranked: list[int]) -> None:
-    result = lost_in_the_middle(ranked)
-
-    assert Counter(result) == Counter(ranked)
-    if ranked:
-        assert result[0] == ranked[0]
-    if len(ranked) >= 2:
-        assert result[-1] == ranked[1]
-
-
-@given(st.integers(min_value=0, max_value=40))
-def test_lost_in_the_middle_pushes_weaker_ranks_inward(n: int) -> None:
-    result = lost_in_the_middle(list(range(n)))
-
-    # The item of 0-based rank r sits r // 2 places from the nearer end.
-    for position, rank in enumerate(result):
-        assert min(position, n - 1 - position) == rank // 2

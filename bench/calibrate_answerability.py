@@ -1,0 +1,205 @@
+"""Calibrates the answerability thresholds (raggity/pipeline/answerability.py) on shared data.
+
+Signals are collected by the real ask pipeline with its thresholds switched off, on a calibration
+split chosen by hashing question ids (sha256(id)[0] % 4 == 0), so that any evaluation sample drawn
+from the rest never overlaps it:
+- answerable squad2-dev questions, and on-topic unanswerable ones ("impossible"), asked of the
+  squad2-dev paragraphs;
+- SciFact claims asked of the same squad2-dev index (out of corpus).
+The model generates nothing here: only the refusal probability is read from the answer prompt.
+
+Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
+most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% more
+of the answerable ones than the configured cosine floor already does. Ties go to the more lenient pair.
+
+    python -m bench.calibrate_answerability [--per-group 100] [--model qwen2.5-coder-0.5b-instruct]
+
+Writes bench/results/answerability.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from raggity.api.evaluate import document_source
+from raggity.api.session import Raggity
+from raggity.config.schema import Config, GenerationConfig, IndexConfig
+from raggity.core.trace import TraceRecorder
+from raggity.evaluation.dataset import load_beir
+from raggity.pipeline.answerability import ContinuationScorer, Thresholds
+from raggity.pipeline.ask import answer_from_candidates
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
+RESULTS = ROOT / "bench" / "results" / "answerability.json"
+MAX_ANSWERABLE_DECLINED = 0.05
+OFF = Thresholds(min_coverage=0.0, max_refusal_probability=1.0)
+
+
+def in_calibration_split(question_id: str) -> bool:
+    return hashlib.sha256(question_id.encode("utf-8")).digest()[0] % 4 == 0
+
+
+class SignalsOnly:
+    """The real generator for the refusal probability; generates nothing after it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.identity = inner.identity
+        self.context_size = inner.context_size
+
+    def count_tokens(self, text: str) -> int:
+        return int(self._inner.count_tokens(text))
+
+    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
+        assert isinstance(self._inner, ContinuationScorer)
+        return self._inner.continuation_probability(messages, text)
+
+    def stream(self, messages: Sequence[dict[str, str]], **_: object) -> Iterator[str]:
+        return iter(())
+
+
+def signals(session: Raggity, model: SignalsOnly, question: str) -> dict[str, Any]:
+    trace = TraceRecorder()
+    candidates = session.retrieve(question, trace)
+    settings = replace(session._ask_settings(), sufficiency_floor=0.0, answerability=OFF)
+    assert session._snapshot is not None
+    answer = answer_from_candidates(
+        question,
+        candidates,
+        settings=settings,
+        table=session._snapshot.table,
+        generator=lambda: model,
+        trace=trace,
+    )
+    detail = {t.stage: t.detail for t in answer.trace}
+    sources = [c.chunk.source for c in candidates[: settings.top_k]]
+    return {
+        "best_cosine": detail["abstain"]["best_cosine"],
+        "coverage": detail.get("coverage", {}).get("coverage", 0.0),
+        "refusal_probability": detail.get("model-judgement", {}).get("refusal_probability"),
+        "sources": sources,
+    }
+
+
+def declined(row: dict[str, Any], floor: float, thresholds: Thresholds) -> bool:
+    p = row["refusal_probability"]
+    return (
+        row["best_cosine"] is None
+        or row["best_cosine"] < floor
+        or row["coverage"] < thresholds.min_coverage
+        or (p is not None and p > thresholds.max_refusal_probability)
+    )
+
+
+def rate(rows: Sequence[dict[str, Any]], floor: float, thresholds: Thresholds) -> float:
+    return sum(declined(r, floor, thresholds) for r in rows) / max(len(rows), 1)
+
+
+def choose(groups: dict[str, list[dict[str, Any]]], floor: float) -> tuple[Thresholds, dict[str, float]]:
+    probabilities = sorted({r["refusal_probability"] for rows in groups.values() for r in rows} - {None})
+    ceilings = [1.0, *(p for p in probabilities if p >= 0.05)]
+    floors = [round(0.05 * k, 2) for k in range(21)]
+    budget = rate(groups["answerable"], floor, OFF) + MAX_ANSWERABLE_DECLINED
+    best: tuple[float, float, float, Thresholds] | None = None
+    for coverage_floor in floors:
+        for ceiling in ceilings:
+            t = Thresholds(coverage_floor, ceiling)
+            if rate(groups["answerable"], floor, t) > budget:
+                continue
+            score = (rate(groups["impossible"], floor, t) + rate(groups["out_of_corpus"], floor, t)) / 2
+            key = (score, -coverage_floor, ceiling, t)
+            if best is None or key[:3] > best[:3]:
+                best = key
+    assert best is not None  # (0, 1.0) declines only what the cosine floor declines
+    chosen = best[3]
+    return chosen, {name: round(rate(rows, floor, chosen), 4) for name, rows in groups.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-group", type=int, default=100)
+    parser.add_argument("--model", default=GenerationConfig.model)
+    parser.add_argument("--index", type=Path, default=Path("/tmp/raggity-squad2-index"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared machine)"
+    )
+    args = parser.parse_args()
+
+    squad = load_beir(SHARED / "squad2-dev")
+    claims = [q for q in load_beir(SHARED / "scifact").queries if in_calibration_split(q.id)]
+    split = [q for q in squad.questions if in_calibration_split(q.id)]
+    rng = random.Random(args.seed)
+    picks = {
+        "answerable": rng.sample([q.question for q in split if not q.impossible], args.per_group),
+        "impossible": rng.sample([q.question for q in split if q.impossible], args.per_group),
+        "out_of_corpus": rng.sample([q.text for q in claims], min(args.per_group, len(claims))),
+    }
+    config = Config()
+    config = replace(
+        config,
+        index=IndexConfig(str(args.index.resolve())),
+        generation=replace(config.generation, model=args.model, threads=args.threads),
+    )
+    session = Raggity(config, warn=lambda _: None)
+    if not args.index.exists():
+        session.index_sources([document_source(d) for d in squad.corpus], lambda _: True)
+    model = SignalsOnly(session.generator)
+    started = time.perf_counter()
+    # Signals already collected for this model and index (an interrupted run resumes from them).
+    done_file = RESULTS.with_suffix(f".{args.model}.jsonl")
+    done = {}
+    if done_file.exists():
+        done = {
+            row["question"]: row
+            for row in map(json.loads, done_file.read_text(encoding="utf-8").splitlines())
+        }
+    groups: dict[str, list[dict[str, Any]]] = {name: [] for name in picks}
+    with done_file.open("a", encoding="utf-8") as log:
+        # Round robin over the groups, so that a shorter run (a smaller --per-group) is a prefix.
+        for i in range(args.per_group):
+            for name, questions in picks.items():
+                if i >= len(questions):
+                    continue
+                question = questions[i]
+                if question not in done:
+                    done[question] = {"question": question, **signals(session, model, question)}
+                    log.write(json.dumps(done[question]) + "\n")
+                    log.flush()
+                groups[name].append(done[question])
+            print(i + 1, f"{time.perf_counter() - started:.0f}s", flush=True)
+    floor = config.retrieval.sufficiency_floor
+    chosen, rates = choose(groups, floor)
+    result = {
+        "principle": "most impossible + out-of-corpus declined, adding at most "
+        f"{MAX_ANSWERABLE_DECLINED:.0%} answerable declines to the cosine floor's",
+        "split": "sha256(question id)[0] % 4 == 0",
+        "model": args.model,
+        "per_group": {name: len(rows) for name, rows in groups.items()},
+        "sufficiency_floor": floor,
+        "chosen": {
+            "min_coverage": chosen.min_coverage,
+            "max_refusal_probability": chosen.max_refusal_probability,
+        },
+        "declined_with_chosen": rates,
+        "declined_by_cosine_floor_alone": {n: round(rate(r, floor, OFF), 4) for n, r in groups.items()},
+        "seconds": round(time.perf_counter() - started, 1),
+        "signals": groups,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in result.items() if k != "signals"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

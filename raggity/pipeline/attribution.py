@@ -1,0 +1,152 @@
+"""Citations by construction: each sentence of an answer gets the source that supports it.
+
+A small model writes [n] markers badly (none, all of them, or the wrong one), so the pipeline does
+not trust them: every sentence is checked against every source with the same support test, a marker
+the model wrote is kept only when its source supports the sentence, and otherwise the best
+supporting source is attached instead. A URL or credential-looking value is shown only next to a
+source that contains it; one that no source contains is removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from raggity.core.types import Citation
+from raggity.pipeline.citations import (
+    SUPPORT_THRESHOLD,
+    content_words,
+    markers,
+    support,
+    without_markers,
+)
+from raggity.pipeline.injection import instruction_warning, sensitive_strings
+from raggity.pipeline.prompt import PromptSource
+
+# Shown (and put in --json) when no sentence of a non-declined answer could be tied to a source.
+UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
+REMOVED_VALUE = "(removed: not found in any source)"
+
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s*\[\d+\])*(?=\s|$)")
+_TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
+
+
+@dataclass(frozen=True)
+class AttributedSentence:
+    text: str  # as shown: the model's words, markers replaced by the verified ones
+    sources: tuple[int, ...]  # sources attached to it
+    supported: bool  # a source supports it, or it claims nothing that needs one
+    written: tuple[int, ...]  # markers the model wrote
+    rejected: tuple[int, ...]  # written markers whose source did not support it (or does not exist)
+    removed: tuple[str, ...]  # URLs/credentials no source contains
+
+
+@dataclass(frozen=True)
+class Attribution:
+    text: str
+    sentences: tuple[AttributedSentence, ...]
+    citations: tuple[Citation, ...]
+    unsupported_sentences: tuple[str, ...]
+
+    @property
+    def verified(self) -> bool:
+        return any(c.supported for c in self.citations)
+
+
+def attribute_sentence(
+    sentence: str, sources: Sequence[PromptSource], given: frozenset[str] = frozenset()
+) -> AttributedSentence:
+    """`given`: the question's content words, which a sentence may repeat without evidence."""
+    by_n = {s.n: s for s in sources}
+    written = tuple(dict.fromkeys(markers(sentence)))
+    bare = without_markers(sentence)
+    if not content_words(bare):
+        # "Yes." or a stray "[2]": nothing to verify, so nothing to attach.
+        return AttributedSentence(bare, (), True, written, written, ())
+    scores = {n: support(bare, s.text, given) for n, s in by_n.items()}
+    verified = [n for n in written if scores.get(n, 0.0) >= SUPPORT_THRESHOLD]
+    if not verified:
+        best = max(scores, key=lambda n: (scores[n], -n), default=None)
+        verified = [best] if best is not None and scores[best] >= SUPPORT_THRESHOLD else []
+    chosen = list(verified)
+    removed: list[str] = []
+    for value in sensitive_strings(bare):
+        holders = [n for n in sorted(by_n) if value in by_n[n].text]
+        if not holders:
+            bare = bare.replace(value, REMOVED_VALUE)
+            removed.append(value)
+        elif not set(holders) & set(chosen):
+            chosen.append(holders[0])  # its source is shown next to it, supported or not
+    rejected = tuple(n for n in written if n not in verified)
+    return AttributedSentence(
+        _with_markers(bare, sorted(set(chosen))),
+        tuple(sorted(set(chosen))),
+        bool(verified),
+        written,
+        rejected,
+        tuple(removed),
+    )
+
+
+def _with_markers(sentence: str, numbers: Sequence[int]) -> str:
+    if not numbers:
+        return sentence
+    tags = "".join(f"[{n}]" for n in numbers)
+    end = _TRAILING_PUNCTUATION.search(sentence)
+    if end is None:
+        return f"{sentence} {tags}"
+    return f"{sentence[: end.start()].rstrip()} {tags}{end.group(0)}"
+
+
+def split_sentences(text: str) -> list[tuple[str, str]]:
+    """(sentence, separator after it): lines stay lines, sentences within a line join with a space."""
+    pieces: list[tuple[str, str]] = []
+    for line, newline in re.findall(r"([^\n]*)(\n*)", text):
+        start = 0
+        line_pieces = []
+        for match in _SENTENCE_END.finditer(line):
+            line_pieces.append(line[start : match.end()].strip())
+            start = match.end()
+        line_pieces.append(line[start:].strip())
+        kept = [p for p in line_pieces if p]
+        pieces += [(p, " ") for p in kept[:-1]]
+        if kept:
+            pieces.append((kept[-1], newline or " "))
+    return pieces
+
+
+def attribute(
+    answer: str, sources: Sequence[PromptSource], given: frozenset[str] = frozenset()
+) -> Attribution:
+    attributed = [(attribute_sentence(s, sources, given), sep) for s, sep in split_sentences(answer)]
+    return assemble([a for a, _ in attributed], [sep for _, sep in attributed], sources)
+
+
+def assemble(
+    attributed: Sequence[AttributedSentence], separators: Sequence[str], sources: Sequence[PromptSource]
+) -> Attribution:
+    """The whole answer from its attributed sentences: text, citations (source order) and the
+    sentences no source supports."""
+    by_n = {s.n: s for s in sources}
+    shown = sorted({n for a in attributed for n in a.sources})
+    supporting = {n for a in attributed if a.supported for n in a.sources}
+    citations = tuple(
+        Citation(
+            n,
+            by_n[n].chunk.source,
+            by_n[n].chunk.location,
+            by_n[n].text,
+            supported=n in supporting,
+            warning=instruction_warning(by_n[n].text),  # what the model read
+        )
+        for n in shown
+    )
+    text = "".join(a.text + sep for a, sep in zip(attributed, separators, strict=True)).strip()
+    unsupported = tuple(a.text for a in attributed if not a.supported)
+    return Attribution(text, tuple(attributed), citations, unsupported)
+
+
+def flag_sources(citations: Sequence[Citation]) -> tuple[Citation, ...]:
+    """The citations with their instruction warnings recomputed (a cached answer stores none)."""
+    return tuple(replace(c, warning=instruction_warning(c.text)) for c in citations)

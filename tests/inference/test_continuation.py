@@ -1,0 +1,51 @@
+"""continuation_probability with the real small GGUF: it ranks the model's own reply above an
+unlikely one, and reading it leaves the answer that follows unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from raggity.config.schema import GenerationConfig
+from raggity.inference.generator import LlamaGenerator
+from raggity.models.registry import resolve_generator
+from tests.isolation import isolated_state
+
+MESSAGES = [
+    {"role": "system", "content": "Answer in one short sentence."},
+    {"role": "user", "content": "Paris is the capital of France. What is the capital of France?"},
+]
+
+
+@pytest.fixture(scope="module")
+def generator(_state_dirs: dict[str, Path]) -> LlamaGenerator:
+    with isolated_state(_state_dirs):  # module fixtures run outside conftest's per-test isolation
+        files = resolve_generator(GenerationConfig(model="smollm2-135m-instruct"), Path("."))
+        return LlamaGenerator(files.gguf, identity=files.identity, threads=1)
+
+
+def _reply(generator: LlamaGenerator) -> str:
+    return "".join(generator.stream(MESSAGES, max_tokens=12, temperature=0.0))
+
+
+def test_the_models_own_opening_is_likelier_than_an_unrelated_one(generator: LlamaGenerator) -> None:
+    reply = _reply(generator)
+    opening = " ".join(reply.split()[:2])
+
+    own = generator.continuation_probability(MESSAGES, opening)
+    unrelated = generator.continuation_probability(MESSAGES, "Zebra xylophone")
+
+    assert 0.0 < unrelated < own <= 1.0
+    assert own > 0.05  # the greedy opening is no rare path
+
+
+def test_reading_the_probability_leaves_the_answer_unchanged(generator: LlamaGenerator) -> None:
+    """The evaluated prompt stays in llama's cache for the answer: it must not alter the answer."""
+    generator.continuation_probability([{"role": "user", "content": "Something else entirely."}], "Yes")
+    before = _reply(generator)
+
+    generator.continuation_probability(MESSAGES, "The sources do not")
+    after = _reply(generator)
+
+    assert after == before

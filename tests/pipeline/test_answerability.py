@@ -1,0 +1,31 @@
+"""Answerability signals and verdicts."""
+
+from __future__ import annotations
+
+from raggity.pipeline.answerability import Thresholds, coverage, judge_coverage, judge_refusal
+
+
+def test_coverage_is_the_best_single_source_share_of_question_words() -> None:
+    # content words: capital, peru -> source 1 has both, source 2 one.
+    assert (
+        coverage("What is the capital of Peru?", ["Lima is the capital of Peru.", "Peru exports copper."])
+        == 1.0
+    )
+    assert coverage("What is the capital of Peru?", ["Peru exports copper."]) == 0.5
+    assert coverage("What is the capital of Peru?", []) == 0.0
+    assert coverage("Why?", ["anything"]) == 1.0
+
+
+def test_verdicts_name_the_signal_that_declined() -> None:
+    thresholds = Thresholds(min_coverage=0.5, max_refusal_probability=0.3)
+
+    assert judge_coverage(0.5, thresholds).answerable
+    assert judge_coverage(0.4, thresholds).reason == "coverage"
+    assert judge_refusal(0.3, thresholds).answerable
+    assert judge_refusal(0.31, thresholds).reason == "model"
+
+
+def test_the_refusal_ceiling_is_compared_at_the_traces_precision() -> None:
+    """Calibration reads probabilities rounded to 4 decimals; 0.14034 is the calibrated 0.1403."""
+    assert judge_refusal(0.14034, Thresholds(max_refusal_probability=0.1403)).answerable
+    assert not judge_refusal(0.14036, Thresholds(max_refusal_probability=0.1403)).answerable

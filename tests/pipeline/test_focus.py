@@ -1,0 +1,69 @@
+"""Context focusing: the sentences that bear on the question, without navigation or minified code."""
+
+from __future__ import annotations
+
+from raggity.core.types import Chunk, Location
+from raggity.pipeline.focus import clean, focus, focus_sources, idf_weights, is_boilerplate
+
+NORMANS = (
+    "The Normans were the people who gave their name to Normandy. "
+    "Normandy is a region in France. "
+    "Their identity emerged in the first half of the 10th century. "
+    "They were famed for their martial spirit. "
+    "The Norman dynasty had a major political impact."
+)
+
+
+def _chunk(n: int, text: str) -> Chunk:
+    return Chunk(f"c{n}", f"doc{n}.md", text, "", Location(1, 5), f"p{n}", 0, 50)
+
+
+def test_keeps_the_matching_sentence_and_the_one_after_it() -> None:
+    weights = idf_weights("When did the Norman identity emerge?", [NORMANS])
+
+    focused = focus(NORMANS, weights, best=1)
+
+    assert focused.text == (
+        "Their identity emerged in the first half of the 10th century. They were famed for their martial spirit."
+    )
+
+
+def test_gaps_between_kept_sentences_are_marked() -> None:
+    # name + normandy match sentence 1, famed sentence 4: kept are 1, 2 (after 1), 4 and 5 (after 4).
+    weights = idf_weights("Who gave their name to Normandy, and what were they famed for?", [NORMANS])
+
+    text = focus(NORMANS, weights, best=2).text
+
+    assert text == (
+        "The Normans were the people who gave their name to Normandy. Normandy is a region in France. … "
+        "They were famed for their martial spirit. The Norman dynasty had a major political impact."
+    )
+
+
+def test_navigation_and_minified_code_are_dropped() -> None:
+    page = "Skip to content\nPrevious topic\nBuilt-in exceptions are raised by the interpreter.\n" + (
+        '[96, "UnboundLocalError: ...", [12, 40], {"a": 1}]'
+    )
+
+    assert clean(page) == "Built-in exceptions are raised by the interpreter."
+    assert is_boilerplate("x" * 500)
+    assert not is_boilerplate("An ordinary sentence about exceptions.")
+
+
+def test_sources_keep_retrieval_order_and_unrelated_ones_are_dropped() -> None:
+    chunks = [
+        _chunk(1, NORMANS),
+        _chunk(2, "Bread rises because yeast makes gas."),
+        _chunk(3, "Normandy has cows."),
+    ]
+
+    kept = focus_sources("Where is Normandy?", chunks)
+
+    assert [c.id for c in kept] == ["c1", "c3"]
+    assert len(kept[0].text) < len(NORMANS)
+
+
+def test_the_best_source_is_kept_even_without_a_shared_word() -> None:
+    chunks = [_chunk(1, "Yeast makes bread rise."), _chunk(2, "Flour is milled wheat.")]
+
+    assert [c.id for c in focus_sources("Why is dough fluffy?", chunks)] == ["c1"]
