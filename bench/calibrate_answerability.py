@@ -20,7 +20,6 @@ Writes bench/results/answerability.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -34,6 +33,7 @@ from raggity.api.evaluate import document_source
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig
 from raggity.core.trace import TraceRecorder
+from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import load_beir
 from raggity.pipeline.answerability import ContinuationScorer, Thresholds
 from raggity.pipeline.ask import answer_from_candidates
@@ -43,10 +43,6 @@ SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
 RESULTS = ROOT / "bench" / "results" / "answerability.json"
 MAX_ANSWERABLE_DECLINED = 0.05
 OFF = Thresholds(min_coverage=0.0, max_refusal_probability=1.0)
-
-
-def in_calibration_split(question_id: str) -> bool:
-    return hashlib.sha256(question_id.encode("utf-8")).digest()[0] % 4 == 0
 
 
 class SignalsOnly:

@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 
 from raggity.core.types import Answer
 from raggity.evaluation.answer_metrics import best_f1, contains_answer, is_marker_only, strip_markers
+from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import EvalQuery, SquadQuestion
 from raggity.evaluation.metrics import percentile
 
@@ -93,7 +94,8 @@ class GroupScore:
 def sample_cases(
     questions: Sequence[SquadQuestion], unrelated: Sequence[EvalQuery], per_group: int, seed: int
 ) -> list[AnswerCase]:
-    """Up to `per_group` cases of each group, drawn without replacement.
+    """Up to `per_group` cases of each group, drawn without replacement, never from the calibration
+    split (see calibration_split).
 
     Each group has its own generator seeded from (seed, group), so adding out-of-corpus queries or
     changing one group's pool leaves the other groups' samples as they were.
@@ -102,14 +104,18 @@ def sample_cases(
         "answerable": [
             AnswerCase(q.id, "answerable", q.question, q.answers, q.gold)
             for q in questions
-            if not q.impossible and q.question.strip()
+            if not q.impossible and q.question.strip() and not in_calibration_split(q.id)
         ],
         "unanswerable": [
             AnswerCase(q.id, "unanswerable", q.question)
             for q in questions
-            if q.impossible and q.question.strip()
+            if q.impossible and q.question.strip() and not in_calibration_split(q.id)
         ],
-        "out-of-corpus": [AnswerCase(q.id, "out-of-corpus", q.text) for q in unrelated if q.text.strip()],
+        "out-of-corpus": [
+            AnswerCase(q.id, "out-of-corpus", q.text)
+            for q in unrelated
+            if q.text.strip() and not in_calibration_split(q.id)
+        ],
     }
     cases: list[AnswerCase] = []
     for group in GROUPS:

@@ -49,7 +49,7 @@ UNANSWERABLE = [
     ("u-depth", "How deep is the salty ocean of Europa?", "jupiter"),
 ]
 UNRELATED = [
-    ("o-mongolia", "What is the capital of Mongolia?"),
+    ("o-capital", "What is the capital of Mongolia?"),  # no id here is in the calibration split
     ("o-vaccine", "How do vaccines train the immune system to fight infections?"),
     ("o-nitrogen", "What is the boiling point of liquid nitrogen?"),
 ]

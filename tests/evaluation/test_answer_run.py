@@ -15,6 +15,7 @@ from raggity.evaluation.answer_run import (
     score_answer,
     summarize,
 )
+from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import EvalQuery, SquadQuestion
 
 QUESTIONS = tuple(
@@ -65,16 +66,25 @@ def test_each_group_gets_its_own_sample() -> None:
 def test_a_small_pool_is_taken_whole_and_other_groups_are_unchanged() -> None:
     with_unrelated = sample_cases(QUESTIONS, UNRELATED, 25, seed=3)
     without = sample_cases(QUESTIONS, (), 25, seed=3)
-    assert [c.group for c in with_unrelated].count("answerable") == 20  # only 20 answerable in the pool
-    assert [c.group for c in with_unrelated].count("out-of-corpus") == 25
+    # 20 answerable questions, of which q0, q10 and q32 are kept for calibration.
+    assert [c.group for c in with_unrelated].count("answerable") == 17
+    assert [c.group for c in with_unrelated].count("out-of-corpus") == 21  # 30, less 9 for calibration
     # Out-of-corpus queries do not shift the answerable and unanswerable samples.
-    assert ids(without) == ids(with_unrelated)[:40]
+    assert ids(without) == ids(with_unrelated)[: len(without)]
 
 
 def test_blank_questions_are_not_asked() -> None:
     blank = SquadQuestion("blank", "   ", ("x",), False, ("p1",), "p1")
-    cases = sample_cases((blank, *QUESTIONS[:2]), (EvalQuery("u", ""),), 10, seed=0)
-    assert ids(cases) == ["q0", "q1"]
+    cases = sample_cases((blank, *QUESTIONS[1:3]), (EvalQuery("u", ""),), 10, seed=0)
+    assert ids(cases) == ["q2", "q1"]
+
+
+def test_questions_kept_for_calibration_are_never_asked() -> None:
+    cases = sample_cases(QUESTIONS, UNRELATED, 100, seed=0)
+    asked = set(ids(cases))
+    assert not asked & {"q0", "q3", "q10", "q11", "q17", "q23", "q32", "q33", "u2", "u5", "u26"}
+    assert len(asked) == 40 - 8 + 30 - 9
+    assert all(not in_calibration_split(i) for i in asked)
 
 
 # -- scoring one answer -----------------------------------------------------------------------------
