@@ -179,8 +179,10 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
     assert (rollo.correct, rollo.cites_gold, rollo.verified) == (True, True, True)
     assert rollo.f1 == pytest.approx(2 / 7)  # "norse raiders were led by rollo" vs "rollo": P 1/6, R 1
     assert [(c.source, c.supported) for c in rollo.citations] == [("normans", True)]
-    assert (galileo.correct, galileo.cites_gold, galileo.verified) == (False, True, True)
-    assert (rise.correct, rise.cites_gold, rise.verified) == (True, False, False)
+    # A year the source does not hold is no support: the wrong answer is left unverified.
+    assert (galileo.correct, galileo.cites_gold, galileo.verified) == (False, False, False)
+    # Uncited by the model, the sentence gets the source that supports it.
+    assert (rise.correct, rise.cites_gold, rise.verified) == (True, True, True)
     assert rise.f1 == pytest.approx(8 / 11)  # "bulk rise takes four to six hours": P 4/7, R 4/4
     # The unrelated questions are declined by the pipeline's own abstention, before any generation.
     for key, _ in UNRELATED:
