@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+
+from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
     from raggity.api import Config
@@ -43,9 +45,12 @@ def load(config: Path | None) -> Config:
     return load_config(config or _global_config[0])
 
 
+def warn(message: str) -> None:
+    """A warning on stderr; the message may quote paths or document text, so it is shown as data."""
+    err.print(Text.assemble(("warning:", "yellow"), " ", visible(message)))
+
+
 def session(config: Path | None) -> Raggity:
     from raggity.api.session import Raggity
 
-    return Raggity(
-        load(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {escape(message)}")
-    )
+    return Raggity(load(config), warn=warn)
