@@ -17,6 +17,12 @@ INTERNAL_ERROR = 70
 INTERRUPTED = 130
 
 
+class ArgumentError(RaggityError):
+    """A command-line argument cannot be used, e.g. a question whose bytes are not UTF-8."""
+
+    exit_code = 2
+
+
 def debug_enabled(ctx: Any) -> bool:
     return (
         "--debug" in sys.argv

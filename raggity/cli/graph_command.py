@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, utf8_text
 from raggity.cli.visible import visible
 
 graph_app = typer.Typer(help="Inspect the entity graph built by `rag graph-build`.", no_args_is_help=True)
@@ -88,7 +88,9 @@ def stats(
 
 @graph_app.command("show")
 def show(
-    entity: Annotated[str, typer.Argument(help="An entity name (case and plural do not matter).")],
+    entity: Annotated[
+        str, typer.Argument(help="An entity name (case and plural do not matter).", callback=utf8_text)
+    ],
     config: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", help="Most chunks to list.", min=1)] = 20,
     json_out: JsonOption = False,

@@ -16,7 +16,7 @@ from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
 from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config, utf8_text
 from raggity.cli.shared import session as _session
 from raggity.cli.show_command import show_command
 from raggity.cli.watch_command import watch_command
@@ -164,7 +164,7 @@ def ingest(
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(help="What to look for.", callback=utf8_text)],
     k: Annotated[
         int | None,
         typer.Option("--top-k", "--k", "-k", help="How many results (default: [retrieval] top_k).", min=1),
@@ -194,7 +194,7 @@ def search(
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="Your question, in quotes.")],
+    question: Annotated[str, typer.Argument(help="Your question, in quotes.", callback=utf8_text)],
     top_k: Annotated[
         int | None,
         typer.Option(

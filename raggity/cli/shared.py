@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from raggity.cli.errors import ArgumentError
 from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
@@ -29,6 +30,23 @@ ConfigOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+def utf8_text(ctx: Any, param: Any, value: str) -> str:
+    """Argument callback: text that reached argv as undecodable bytes is refused in one line.
+
+    Python keeps such bytes as lone surrogates, which the tokenizer and the search index reject
+    deep inside with a TypeError; a question in another encoding is a mistake to report, not guess.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(
+            f"the {param.name} is not valid UTF-8 text: "
+            f"undecodable byte {visible(value[exc.start])} at character {exc.start + 1}",
+            "type it in a UTF-8 terminal (e.g. LANG=C.UTF-8) or convert it with iconv",
+        ) from None
+    return value
 
 
 # `rag --config X ingest` and `rag ingest --config X` both work; the command's own option wins.

@@ -128,3 +128,12 @@ def test_an_error_quoting_a_path_shows_it_as_data(project: Project) -> None:
     assert_inert(done.stderr)
     line = assert_clean_error(done.stderr)
     assert "gone[red]\\x1b]0;t\\x07<U+202E>\\nerror: fake line" in line
+
+
+@pytest.mark.parametrize("command", [["search"], ["ask"], ["ask", "--no-stream"], ["graph", "show"]])
+def test_text_argument_that_is_not_utf8_is_refused_in_one_line(project: Project, command: list[str]) -> None:
+    # Undecodable argv bytes reach Python as surrogates; subprocess turns them back into the bytes.
+    done = rag(*command, os.fsdecode(b"caf\xe9 \xff"), cwd=project.root, env=project.env)
+    assert done.returncode == 2, done.stderr
+    line = assert_clean_error(done.stderr)
+    assert "is not valid UTF-8 text: undecodable byte \\xe9 at character 4" in line
