@@ -19,6 +19,7 @@ from raggity.cli.models_command import models_app
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config, utf8_text
 from raggity.cli.shared import session as _session
 from raggity.cli.show_command import show_command
+from raggity.cli.trust_command import trust
 from raggity.cli.watch_command import watch_command
 
 app = typer.Typer(
@@ -362,6 +363,7 @@ app.add_typer(cache_app, name="cache")
 app.command("chat")(chat_command)
 app.command("mcp")(mcp_command)
 app.command("watch")(watch_command)
+app.command("trust")(trust)
 
 
 def run() -> None:
