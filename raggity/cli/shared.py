@@ -25,7 +25,8 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml here or in a parent).",
+        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml here or in a "
+        "parent, which needs `rag trust` before it may reach outside its folder).",
         dir_okay=False,
     ),
 ]

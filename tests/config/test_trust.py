@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from raggity.config import CONFIG_ENV, CONFIG_NAME, load_config
 from raggity.config.loader import read_config_bytes
+from raggity.config.schema import SECTIONS
 from raggity.config.trust import TrustStore, content_hash, reaching_keys, trust_file
 from raggity.core.errors import ConfigError
 
@@ -141,3 +143,17 @@ def test_a_damaged_trust_file_trusts_nothing(tmp_path: Path) -> None:
     assert store.digest(config) == "ab" * 32
     assert trust_file() != store_file  # the shared store is untouched
     assert "reaches outside this folder" in _refusal(start)
+
+
+def test_the_configuration_page_lists_exactly_the_keys_that_need_trust() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = page.split("## Which settings need trust")[1].split("\n## ")[0]
+    table = [line for line in section.splitlines() if line.startswith("| `[")]
+    documented = {f"[{s}] {k}" for line in table for s, k in re.findall(r"`\[(\w+)\] (\w+)`", line)}
+    reaching = {
+        f"[{name}] {field.name}"
+        for name, cls in SECTIONS.items()
+        for field in dataclasses.fields(cls)
+        if field.metadata.get("reach") is not None
+    }
+    assert documented == reaching
