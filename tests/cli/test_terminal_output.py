@@ -49,16 +49,22 @@ class Project:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Project:
+def env(_state_dirs: dict[str, Path]) -> dict[str, str]:
+    """The test's state folders, wide lines so tables do not wrap, and no forced colours."""
+    env = {**os.environ, **{name: str(path) for name, path in _state_dirs.items()}, "COLUMNS": "1000"}
+    for name in ("RAGGITY_CONFIG", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Project:
     root = tmp_path_factory.mktemp("terminal") / FOLDER
     write_config(root, generation={"cache": True, "temperature": 0.0})
     docs = root / "docs"
     docs.mkdir()
     (docs / NAME).write_text(DOCUMENT, encoding="utf-8")
     (docs / BROKEN_PDF).write_bytes(b"not a pdf at all")
-    env = {**os.environ, **{name: str(path) for name, path in _state_dirs.items()}, "COLUMNS": "1000"}
-    for name in ("RAGGITY_CONFIG", "FORCE_COLOR", "TTY_COMPATIBLE"):
-        env.pop(name, None)
     done = rag("ingest", "docs", cwd=root, env=env)
     assert done.returncode == 0, done.stderr
     return Project(root, env, done.stdout + done.stderr)
@@ -137,3 +143,29 @@ def test_text_argument_that_is_not_utf8_is_refused_in_one_line(project: Project,
     assert done.returncode == 2, done.stderr
     line = assert_clean_error(done.stderr)
     assert "is not valid UTF-8 text: undecodable byte \\xe9 at character 4" in line
+
+
+def test_graph_commands_show_entities_and_mentions_as_data(tmp_path: Path, env: dict[str, str]) -> None:
+    write_config(
+        tmp_path,
+        retrieval={"graph": True},
+        generation={"model": "smollm2-135m-instruct", "max_tokens": 64, "temperature": 0.0},
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / NAME).write_text(
+        "Ada Lovelace \x1b]0;pwned\x07 worked with [bold]Charles Babbage[/] on the \u202eAnalytical Engine.\n",
+        encoding="utf-8",
+    )
+    built = rag("ingest", "docs", cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    stats = rag("graph", "stats", cwd=tmp_path, env=env)
+    assert stats.returncode == 0, stats.stderr
+    assert_inert(stats.stdout)
+    top = json.loads(rag("graph", "stats", "--json", cwd=tmp_path, env=env).stdout)["top"]
+    assert top, "the model found no entity"
+    shown = rag("graph", "show", top[0]["name"], cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert_inert(shown.stdout)
+    assert (
+        f"docs/{NAME_SHOWN}:line 1  Ada Lovelace \\x1b]0;pwned\\x07 worked with [bold]Charles" in shown.stdout
+    )
