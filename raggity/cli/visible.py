@@ -40,7 +40,7 @@ def _escape_char(char: str) -> str:
     if not hidden(char):
         return char
     point = ord(char)
-    if point < 0x100:
+    if unicodedata.category(char) == "Cc":
         return f"\\x{point:02x}"
     if 0xDC80 <= point <= 0xDCFF:  # os.fsdecode's stand-in for an undecodable byte
         return f"\\x{point - 0xDC00:02x}"

@@ -24,6 +24,7 @@ ESCAPED = {
     "bidi isolates": ("\u2066a\u2069", "<U+2066>a<U+2069>"),
     "zero-width space": ("pass\u200bword", "pass<U+200B>word"),
     "byte order mark": ("\ufeffx", "<U+FEFF>x"),
+    "soft hyphen": ("pay\u00adpal", "pay<U+00AD>pal"),
     "tag character": ("a\U000e0041", "a<U+E0041>"),
     "line separator": ("a\u2028b", "a<U+2028>b"),
     "undecodable file-name byte": ("caf\udce9.txt", "caf\\xe9.txt"),
