@@ -133,16 +133,15 @@ def test_a_trusted_file_owned_by_another_user_is_refused(
     assert "--config" in message
 
 
-def test_a_damaged_trust_file_trusts_nothing(tmp_path: Path) -> None:
+def test_a_damaged_trust_file_trusts_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     config, start = _project(tmp_path, "[ingest]\nfollow_symlinks = true\n")
-    store_file = tmp_path / "trust.json"
-    store_file.write_text("{not json", encoding="utf-8")
-    store = TrustStore(store_file)
-    assert store.digest(config) is None
-    store.trust(config, "ab" * 32)
-    assert store.digest(config) == "ab" * 32
-    assert trust_file() != store_file  # the shared store is untouched
+    trust_file().parent.mkdir(parents=True)
+    trust_file().write_text('{"configs": {"' + str(config) + '": ', encoding="utf-8")
     assert "reaches outside this folder" in _refusal(start)
+
+    TrustStore().trust(config, content_hash(config.read_bytes()))
+    assert load_config(None, start).ingest.follow_symlinks is True
 
 
 def test_the_configuration_page_lists_exactly_the_keys_that_need_trust() -> None:
