@@ -248,3 +248,15 @@ def test_a_cloned_config_cannot_follow_links_out_until_trusted(tmp_path: Path) -
     revoked = rag("trust", "--revoke", str(repo), cwd=tmp_path)
     assert revoked.returncode == 0
     assert f"no longer trusted: {config}" in revoked.stdout
+
+
+def test_trust_without_a_config_in_reach_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["trust"])
+    assert done.exit_code == 2
+    assert f"{tmp_path}: no raggity.toml here or in a parent folder" in assert_clean_error(done.stderr)
+    missing = CliRunner().invoke(app, ["trust", str(tmp_path / "nope.toml")])
+    assert missing.exit_code == 2
+    assert "config file not found" in assert_clean_error(missing.stderr)
