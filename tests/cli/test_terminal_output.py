@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Pr
 
 def test_ingest_shows_the_folder_and_a_skipped_name_as_data(project: Project) -> None:
     assert_inert(project.ingest)
-    assert f"skipped 'docs/{BROKEN_PDF_SHOWN}'" in project.ingest
+    assert re.search(rf"^skipped 1 file: .*\n  'docs/{re.escape(BROKEN_PDF_SHOWN)}'$", project.ingest, re.M)
     assert f"index: {project.root.parent}/{FOLDER_SHOWN}/.raggity" in project.ingest
 
 

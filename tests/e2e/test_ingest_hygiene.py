@@ -54,7 +54,7 @@ def test_a_file_name_that_is_not_utf8_is_one_warning_and_the_rest_is_indexed(tmp
     assert text.returncode == 0, text.stderr
     warning = [line for line in text.stdout.splitlines() if "not valid UTF-8" in line]
     assert warning == ["skipped 1 file: name is not valid UTF-8 (rename it to index it)"]
-    assert "sourdough-caf\\\\xe9.txt" in text.stdout
+    assert "sourdough-caf\\xe9.txt'" in text.stdout
 
 
 def test_the_summary_gives_one_line_per_reason_and_json_lists_every_file(tmp_path: Path) -> None:
