@@ -21,13 +21,19 @@ from tests.ingest.test_pdf import make_pdf
 
 # -- the installed `rag` console script, run as a user runs it ------------------------------------
 RAG = Path(sys.executable).parent / "rag"
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def this_checkout(env: dict[str, str]) -> dict[str, str]:
+    """`env` with this checkout first on PYTHONPATH: the console script may belong to another worktree."""
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))}
 
 
 def rag(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(RAG), *args],
         cwd=cwd,
-        env=env if env is not None else dict(os.environ),
+        env=this_checkout(env if env is not None else dict(os.environ)),
         capture_output=True,
         text=True,
         timeout=180,

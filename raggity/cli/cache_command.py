@@ -17,13 +17,14 @@ cache_app = typer.Typer(
 def stats(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show how many answers and transform outputs are cached, and their size on disk."""
     from raggity.api.cache import cache_stats
-    from raggity.cli.render import print_json
+    from raggity.cli.render import plain, print_json
 
     st = cache_stats(load(config))
     if json_out:
         print_json(out, asdict(st))
         return
-    out.print(f"cache:   {st.folder}\nentries: {st.entries}\nsize:    {st.bytes / 1e6:.2f} MB")
+    out.print(plain(f"cache:   {st.folder}"))
+    out.print(f"entries: {st.entries}\nsize:    {st.bytes / 1e6:.2f} MB")
 
 
 @cache_app.command("clear")

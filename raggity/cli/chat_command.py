@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -12,6 +11,7 @@ from rich.text import Text
 
 from raggity.cli.shared import ConfigOption, err, out
 from raggity.cli.shared import session as _session
+from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
     from raggity.api import Conversation, Turn
@@ -24,13 +24,10 @@ HELP = """\
 Enter sends; Esc then Enter starts a new line; Up/Down recall earlier messages.
 Ctrl-C cancels the answer being written; Ctrl-D (on an empty line) leaves."""
 
-# Model text goes to the terminal as it is generated: without control characters, it cannot
-# move the cursor, retitle the window or hide what came before.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def printable(text: str) -> str:
-    return _CONTROL.sub("", text)
+    """Model and document text as the terminal shows it: controls visible, never obeyed."""
+    return visible(text, keep_newlines=True)
 
 
 def chat_command(
@@ -161,7 +158,7 @@ def slash_command(conversation: Conversation, command: str) -> None:
     elif name == "/save":
         save(conversation, argument.strip())
     else:
-        err.print(Text(f"unknown command {name}; /help lists them"))
+        err.print(Text(visible(f"unknown command {name}; /help lists them")))
 
 
 def show_sources(conversation: Conversation) -> None:
@@ -174,10 +171,11 @@ def show_sources(conversation: Conversation) -> None:
     for n, c in enumerate(turns[-1].sources, start=1):
         out.print(
             Text(
-                f"[{n}] {display_path(c.chunk.source)}:{c.chunk.location}  score {c.score:.3f}", style="bold"
+                visible(f"[{n}] {display_path(c.chunk.source)}:{c.chunk.location}  score {c.score:.3f}"),
+                style="bold",
             )
         )
-        out.print(Text(c.chunk.text.strip()))
+        out.print(Text(printable(c.chunk.text.strip())))
         out.print()
 
 
@@ -191,6 +189,6 @@ def save(conversation: Conversation, target: str) -> None:
     try:
         path.write_text(transcript_markdown(conversation.turns), encoding="utf-8")
     except OSError as exc:
-        err.print(Text(f"could not write {path}: {exc.strerror or exc}"))
+        err.print(Text(visible(f"could not write {path}: {exc.strerror or exc}")))
         return
-    out.print(Text(f"saved {len(conversation.turns)} turns to {path}"))
+    out.print(Text(visible(f"saved {len(conversation.turns)} turns to {path}")))

@@ -11,9 +11,16 @@ import typer
 from typer.core import TyperGroup
 
 from raggity.api import RaggityError, storage_error
+from raggity.cli.visible import visible
 
 INTERNAL_ERROR = 70
 INTERRUPTED = 130
+
+
+class ArgumentError(RaggityError):
+    """A command-line argument cannot be used, e.g. a question whose bytes are not UTF-8."""
+
+    exit_code = 2
 
 
 def debug_enabled(ctx: Any) -> bool:
@@ -32,9 +39,10 @@ class GuardedGroup(TyperGroup):
         except RaggityError as exc:
             if debug_enabled(ctx):
                 raise
-            typer.secho(f"error: {exc.message}", fg="red", err=True)
+            # Messages quote paths and values from files: shown as data, on one line each.
+            typer.secho(f"error: {visible(exc.message)}", fg="red", err=True)
             if exc.hint:
-                typer.echo(f"  fix: {exc.hint}", err=True)
+                typer.echo(f"  fix: {visible(exc.hint)}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("interrupted; the index keeps everything committed so far", err=True)
@@ -49,11 +57,11 @@ class GuardedGroup(TyperGroup):
             # still the user's to fix, not an internal error.
             refused = storage_error(exc, Path(getattr(exc, "filename", None) or Path.cwd()))
             if refused is not None:
-                typer.secho(f"error: {refused.message}", fg="red", err=True)
+                typer.secho(f"error: {visible(refused.message)}", fg="red", err=True)
                 typer.echo(
                     "  fix: free some space or choose a writable location, then run it again", err=True
                 )
                 raise typer.Exit(refused.exit_code) from None
-            typer.secho(f"internal error: {exc.__class__.__name__}: {exc}", fg="red", err=True)
+            typer.secho(f"internal error: {exc.__class__.__name__}: {visible(str(exc))}", fg="red", err=True)
             typer.echo("  fix: rerun with --debug and report the traceback", err=True)
             raise typer.Exit(INTERNAL_ERROR) from None

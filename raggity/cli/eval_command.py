@@ -12,13 +12,12 @@ from typing import IO, TYPE_CHECKING, Annotated, Self
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from raggity.api import DEFAULT_PER_GROUP, DEFAULT_SEED, RaggityError
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, warn
 
 if TYPE_CHECKING:
     from raggity.api import AnswerRecord, GroupScore
@@ -115,10 +114,6 @@ def eval_command(
     )
 
 
-def _warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/yellow] {escape(message)}")
-
-
 def _retrieval(
     dataset: Path,
     config: Path | None,
@@ -129,19 +124,21 @@ def _retrieval(
 ) -> None:
     from raggity.api.evaluate import evaluate
     from raggity.cli.progress import RichIngestProgress
-    from raggity.cli.render import print_json
+    from raggity.cli.render import plain, print_json
 
     cfg = load(config)
     with RichIngestProgress(err) as progress:
         report = evaluate(
-            dataset, cfg, k=k, index_dir=index, abstain_queries=abstain_queries, progress=progress, warn=_warn
+            dataset, cfg, k=k, index_dir=index, abstain_queries=abstain_queries, progress=progress, warn=warn
         )
     if json_out:
         print_json(out, asdict(report))
         return
     out.print(
-        f"{report.dataset}: {report.documents} documents, {report.chunks} chunks, {report.queries} queries; "
-        f"indexed in {report.index_seconds:.1f}s"
+        plain(
+            f"{report.dataset}: {report.documents} documents, {report.chunks} chunks, {report.queries} queries; "
+            f"indexed in {report.index_seconds:.1f}s"
+        )
     )
     table = Table(show_header=True, header_style="bold")
     names = list(report.systems[0].metrics) if report.systems else []
@@ -149,7 +146,7 @@ def _retrieval(
         table.add_column(column, justify="left" if column == "system" else "right")
     for system in report.systems:
         table.add_row(
-            system.name,
+            plain(system.name),
             *(f"{system.metrics[n]:.4f}" for n in names),
             f"{system.p50_ms:.1f}",
             f"{system.p95_ms:.1f}",
@@ -236,7 +233,7 @@ def _answers(
 ) -> None:
     from raggity.api.answer_eval import evaluate_answers, with_generation_model
     from raggity.cli.progress import RichIngestProgress
-    from raggity.cli.render import print_json
+    from raggity.cli.render import plain, print_json
 
     cfg = load(config)
     if model is not None:
@@ -256,7 +253,7 @@ def _answers(
                 index_dir=index,
                 progress=ingest,
                 answers=display,
-                warn=_warn,
+                warn=warn,
             )
     finally:
         if details_file is not None:
@@ -264,7 +261,7 @@ def _answers(
     if json_out:
         print_json(out, asdict(report))
         return
-    out.print(Text(answer_heading(report)))
+    out.print(plain(answer_heading(report)))
     out.print(answer_table(report))
 
 
@@ -286,6 +283,8 @@ def _seconds(value: float | None) -> str:
 def answer_table(report: AnswerReport) -> Table:
     """One column per question group and one row per measure, so it fits 80 columns; cells are Text,
     so nothing in them is read as markup."""
+    from raggity.cli.render import plain
+
     rows: tuple[tuple[str, Callable[[GroupScore], str]], ...] = (
         ("questions", lambda g: str(g.n)),
         ("correct", lambda g: _share(g.correct)),
@@ -300,7 +299,7 @@ def answer_table(report: AnswerReport) -> Table:
     table = Table(show_header=True, header_style="bold")
     table.add_column("")
     for g in report.groups:
-        table.add_column(Text(g.group), justify="right")
+        table.add_column(plain(g.group), justify="right")
     for label, cell in rows:
         table.add_row(Text(label), *(Text(cell(g)) for g in report.groups))
     return table

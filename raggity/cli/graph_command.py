@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, utf8_text
+from raggity.cli.visible import visible
 
 graph_app = typer.Typer(help="Inspect the entity graph built by `rag graph-build`.", no_args_is_help=True)
 
@@ -23,6 +24,7 @@ def graph_build(
     Incremental and resumable: interrupt it any time; the next run continues where it stopped."""
     from raggity.api.graph import graph_build as build
     from raggity.cli.progress import RichGraphProgress
+    from raggity.cli.render import plain
 
     cfg = load(config)
     with RichGraphProgress(err if json_out else out) as progress:
@@ -35,13 +37,16 @@ def graph_build(
         print_json(out, {**asdict(report), "graph": str(report.graph)})
         return
     out.print(
-        f"[bold]done[/bold] in {report.seconds:.1f}s: {report.extracted} chunks extracted"
-        + (f" ({report.seconds_per_chunk:.2f}s/chunk)" if report.extracted else "")
-        + f", {report.unchanged} unchanged, {report.removed} removed"
-        + (f", {report.unparsed} unparseable replies" if report.unparsed else "")
-        + f"; graph has {report.nodes} entities and {report.edges} relations"
+        Text.assemble(
+            ("done", "bold"),
+            f" in {report.seconds:.1f}s: {report.extracted} chunks extracted"
+            + (f" ({report.seconds_per_chunk:.2f}s/chunk)" if report.extracted else "")
+            + f", {report.unchanged} unchanged, {report.removed} removed"
+            + (f", {report.unparsed} unparseable replies" if report.unparsed else "")
+            + f"; graph has {report.nodes} entities and {report.edges} relations",
+        )
     )
-    out.print(f"graph: {escape(str(report.graph))}")
+    out.print(plain(f"graph: {report.graph}"))
 
 
 @graph_app.command("stats")
@@ -52,6 +57,7 @@ def stats(
 ) -> None:
     """Entities, relations, coverage, and the entities mentioned by the most chunks."""
     from raggity.api.graph import graph_stats
+    from raggity.cli.render import plain
 
     result = graph_stats(load(config), top=top)
     if json_out:
@@ -62,32 +68,36 @@ def stats(
         print_json(out, {**asdict(result), "path": str(result.path)})
         return
     if not result.exists:
-        out.print(f"no entity graph at {result.path}; run `rag graph-build`")
+        out.print(plain(f"no entity graph at {result.path}; run `rag graph-build`"))
         return
     out.print(
-        f"{result.nodes} entities, {result.edges} relations; "
-        f"{result.chunks_processed}/{result.chunks_live} chunks extracted"
-        + (f" by {result.generator}" if result.generator else "")
+        plain(
+            f"{result.nodes} entities, {result.edges} relations; "
+            f"{result.chunks_processed}/{result.chunks_live} chunks extracted"
+            + (f" by {result.generator}" if result.generator else "")
+        )
     )
     if result.top:
         table = Table(show_header=True, header_style="bold")
         for column in ("entity", "type", "chunks"):
             table.add_column(column)
         for e in result.top:
-            table.add_row(e.name, e.type, str(e.chunks))
+            table.add_row(plain(e.name), plain(e.type), str(e.chunks))
         out.print(table)
 
 
 @graph_app.command("show")
 def show(
-    entity: Annotated[str, typer.Argument(help="An entity name (case and plural do not matter).")],
+    entity: Annotated[
+        str, typer.Argument(help="An entity name (case and plural do not matter).", callback=utf8_text)
+    ],
     config: ConfigOption = None,
     limit: Annotated[int, typer.Option("--limit", help="Most chunks to list.", min=1)] = 20,
     json_out: JsonOption = False,
 ) -> None:
     """An entity's relations, and the chunks that mention it with their source and location."""
     from raggity.api.graph import show_entity
-    from raggity.cli.render import display_path
+    from raggity.cli.render import display_path, plain
 
     view = show_entity(load(config), entity, limit=limit)
     if json_out:
@@ -100,14 +110,18 @@ def show(
             mention["location"] = str(m.location)
         print_json(out, data)
         return
-    out.print(f"[bold]{view.name}[/bold]" + (f" ({view.type})" if view.type else ""))
+    out.print(
+        Text.assemble(Text(visible(view.name), style="bold"), plain(f" ({view.type})" if view.type else ""))
+    )
     if view.relations:
         out.print("relations:")
         for r in view.relations:
-            out.print(f"  {r.subject} —{r.relation}→ {r.object}" + (f"  ×{r.chunks}" if r.chunks > 1 else ""))
+            out.print(
+                plain(f"  {r.subject} —{r.relation}→ {r.object}" + (f"  ×{r.chunks}" if r.chunks > 1 else ""))
+            )
     else:
         out.print("relations: none")
     out.print(f"mentioned in {len(view.mentions)} chunk(s):")
     for m in view.mentions:
         snippet = " ".join(m.text.split())[:100]
-        out.print(f"  {m.location.cite(display_path(m.source))}  {snippet}")
+        out.print(plain(f"  {m.location.cite(display_path(m.source))}  {snippet}"))

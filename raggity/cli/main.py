@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from raggity.cli.cache_command import cache_app
 from raggity.cli.chat_command import chat_command
@@ -17,9 +16,10 @@ from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
 from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config
+from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config, utf8_text
 from raggity.cli.shared import session as _session
 from raggity.cli.show_command import show_command
+from raggity.cli.trust_command import trust
 from raggity.cli.watch_command import watch_command
 
 app = typer.Typer(
@@ -75,9 +75,10 @@ def init(
 ) -> None:
     """Write a starter raggity.toml listing every key with its default and a comment."""
     from raggity.api.setup import write_starter_config
+    from raggity.cli.render import plain
 
     written = write_starter_config(path, force=force)
-    out.print(f"wrote {written}; the index will live in {written.parent / '.raggity'}")
+    out.print(plain(f"wrote {written}; the index will live in {written.parent / '.raggity'}"))
 
 
 @app.command()
@@ -114,7 +115,10 @@ def ingest(
     raggity's own index are left out; [ingest] include_hidden and include_generated bring the first
     and third back, and a file named as PATH is always read. The summary gives one line per reason.
     """
+    from rich.text import Text
+
     from raggity.cli.progress import RichGraphProgress, RichIngestProgress
+    from raggity.cli.render import plain
 
     session = _session(config)
     console = err if json_out else out
@@ -148,17 +152,20 @@ def ingest(
     rate = report.chunks_written / report.embed_seconds if report.embed_seconds else 0.0
     left_out = f", {len(report.excluded)} left out" if report.excluded else ""
     out.print(
-        f"[bold]done[/bold] in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
-        f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
-        f"{report.chunks_written} chunks embedded ({rate:.1f}/s)"
-        + (" [yellow](full rebuild: settings changed)[/yellow]" if report.rebuilt else "")
+        Text.assemble(
+            ("done", "bold"),
+            f" in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
+            f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
+            f"{report.chunks_written} chunks embedded ({rate:.1f}/s)",
+            (" (full rebuild: settings changed)" if report.rebuilt else "", "yellow"),
+        )
     )
-    out.print(f"index: {session.layout.root}")
+    out.print(plain(f"index: {session.layout.root}"))
 
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(help="What to look for.", callback=utf8_text)],
     k: Annotated[
         int | None,
         typer.Option("--top-k", "--k", "-k", help="How many results (default: [retrieval] top_k).", min=1),
@@ -188,7 +195,7 @@ def search(
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="Your question, in quotes.")],
+    question: Annotated[str, typer.Argument(help="Your question, in quotes.", callback=utf8_text)],
     top_k: Annotated[
         int | None,
         typer.Option(
@@ -237,7 +244,8 @@ def ask(
     ] = False,
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
-    from raggity.cli.render import answer_json, print_json, print_sources, trace_table
+    from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table
+    from raggity.cli.visible import visible
 
     session = _session(config)
     streaming = not (json_out or no_stream)
@@ -248,7 +256,7 @@ def ask(
         if not first:
             first.append(time.perf_counter() - started)
         if streaming:
-            sys.stdout.write(piece)
+            sys.stdout.write(visible(piece, keep_newlines=True))
             sys.stdout.flush()
 
     answer = session.ask(
@@ -266,7 +274,7 @@ def ask(
         print_json(out, answer_json(answer))
         return
     if answer.abstained or answer.refused or not streaming:  # a cache hit streams its whole text at once
-        out.print(answer.text)
+        print_answer(out, answer.text)
     else:
         sys.stdout.write("\n")
     print_sources(out, answer)
@@ -277,8 +285,10 @@ def ask(
 @app.command()
 def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, models, disk size and the last ingest."""
+    from rich.text import Text
+
     from raggity.api.status import index_status, model_statuses
-    from raggity.cli.render import print_json
+    from raggity.cli.render import plain, print_json
 
     cfg = load(config)
     st = index_status(cfg)
@@ -289,19 +299,23 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         print_json(out, {**asdict(st), "models": [asdict(m) for m in models]})
         return
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"
-    out.print(f"config:      {st.config_file or 'none (defaults)'}")
+    out.print(plain(f"config:      {st.config_file or 'none (defaults)'}"))
     out.print(
-        f"index:       {st.index_dir}"
-        + ("" if st.exists else "  [yellow](not created yet: run rag ingest PATH)[/yellow]")
+        Text.assemble(
+            plain(f"index:       {st.index_dir}"),
+            ("" if st.exists else "  (not created yet: run rag ingest PATH)", "yellow"),
+        )
     )
     out.print(
         f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {st.disk_bytes / 1e6:.1f} MB\nlast ingest: {last}"
     )
     if st.notice:
-        out.print(f"[yellow]note:[/yellow]        {escape(st.notice)}")
+        out.print(Text.assemble(("note:", "yellow"), plain(f"        {st.notice}")))
     for m in models:
-        state = "[green]ok[/green]" if m.present else "[yellow]missing[/yellow]"
-        out.print(f"{m.role + ':':<20} {m.name} {state} {escape(m.path)} {escape(m.note)}".rstrip())
+        state = ("ok", "green") if m.present else ("missing", "yellow")
+        line = Text.assemble(plain(f"{m.role + ':':<20} {m.name} "), state, plain(f" {m.path} {m.note}"))
+        line.rstrip()
+        out.print(line)
 
 
 @app.command()
@@ -310,6 +324,7 @@ def doctor(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 
     Exits 1 when any check at error severity fails (warnings do not fail)."""
     from raggity.api.doctor import run_checks
+    from raggity.cli.render import plain
 
     checks = run_checks(load(config))
     if json_out:
@@ -332,9 +347,9 @@ def doctor(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         else:
             mark = "[red]FAIL[/red]" if check.severity == "error" else "[yellow]warn[/yellow]"
             failed = failed or check.severity == "error"
-        out.print(f"{mark} {check.name}: {escape(check.message)}")
+        out.print(mark, plain(f"{check.name}: {check.message}"))
         if check.fix:
-            out.print(f"      fix: {escape(check.fix)}")
+            out.print(plain(f"      fix: {check.fix}"))
     if failed:
         raise typer.Exit(1)
 
@@ -348,6 +363,7 @@ app.add_typer(cache_app, name="cache")
 app.command("chat")(chat_command)
 app.command("mcp")(mcp_command)
 app.command("watch")(watch_command)
+app.command("trust")(trust)
 
 
 def run() -> None:

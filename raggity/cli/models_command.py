@@ -6,7 +6,6 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
@@ -20,7 +19,7 @@ def list_models(ctx: typer.Context, config: ConfigOption = None, json_out: JsonO
     if ctx.invoked_subcommand is not None:
         return
     from raggity.api.status import model_statuses
-    from raggity.cli.render import print_json
+    from raggity.cli.render import plain, print_json
 
     rows = model_statuses(load(config))
     if json_out:
@@ -32,11 +31,11 @@ def list_models(ctx: typer.Context, config: ConfigOption = None, json_out: JsonO
     for r in rows:
         table.add_row(
             r.role,
-            r.name,
+            plain(r.name),
             "yes" if r.present else "no",
             f"{r.size / 1e6:.1f} MB" if r.size else "",
             r.sha256[:16],
-            r.path or r.note,
+            plain(r.path or r.note),
         )
     out.print(table)
 
@@ -56,6 +55,7 @@ def pull(
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
     from raggity.api.models import pull_model
+    from raggity.cli.render import plain
 
     with Progress(
         "[bold]pull", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err
@@ -66,8 +66,10 @@ def pull(
             name=name,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
-    out.print(f"saved to {escape(str(pulled.path))}")
+    out.print(plain(f"saved to {pulled.path}"))
     out.print(
-        f'use it with: \\[retrieval] rerank_model = "{escape(pulled.name)}"  '
-        f'(or \\[generation] model = "{escape(pulled.name)}" for a GGUF)'
+        plain(
+            f'use it with: [retrieval] rerank_model = "{pulled.name}"  '
+            f'(or [generation] model = "{pulled.name}" for a GGUF)'
+        )
     )

@@ -1,18 +1,26 @@
-"""Rich rendering of API results; JSON shapes for --json live here too."""
+"""Rich rendering of API results; JSON shapes for --json live here too.
+
+Data (document text, paths, model output) only ever enters rich as `Text` made with `visible()`,
+never inside a markup string: `[/S]` in a chunk is text, not a tag, and an escape sequence is shown,
+not obeyed.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.highlighter import JSONHighlighter
 from rich.table import Table
+from rich.text import Text
 
 from raggity.api import UNVERIFIED_NOTE, Answer, Candidate, StageTrace
+from raggity.cli.visible import hidden, visible
 
 
 def display_path(source: str) -> str:
@@ -99,8 +107,37 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     }
 
 
+def plain(text: str) -> Text:
+    """One line of data as rich text: no markup, controls and newlines shown as escapes."""
+    return Text(visible(text))
+
+
+def print_answer(console: Console, text: str) -> None:
+    console.print(Text(visible(text, keep_newlines=True)))
+
+
+# JSON keeps non-ASCII text readable (ensure_ascii=False), except what `hidden` flags: those become
+# \u escapes, which decode to the very same string.
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n]")
+
+
+def _json_escape(char: str) -> str:
+    if not hidden(char):
+        return char
+    units = char.encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
+def json_text(data: Any) -> str:
+    dumped = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    return _NOT_PLAIN.sub(lambda match: _json_escape(match.group()), dumped)
+
+
 def print_json(console: Console, data: Any) -> None:
-    console.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    # Not console.print_json: it parses and dumps again, undoing the escapes of json_text.
+    text = JSONHighlighter()(Text(json_text(data)))
+    text.no_wrap = True
+    console.print(text, soft_wrap=True)
 
 
 def search_table(candidates: Sequence[Candidate]) -> Table:
@@ -113,8 +150,8 @@ def search_table(candidates: Sequence[Candidate]) -> Table:
         table.add_row(
             str(rank),
             f"{c.score:.3f}",
-            c.chunk.location.cite(display_path(c.chunk.source)),
-            snippet(c.chunk.text),
+            plain(c.chunk.location.cite(display_path(c.chunk.source))),
+            plain(snippet(c.chunk.text)),
         )
     return table
 
@@ -131,22 +168,24 @@ def trace_table(trace: Sequence[StageTrace]) -> Table:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for t in trace:
         detail = ", ".join(f"{k}={v}" for k, v in t.detail.items())
-        table.add_row(t.stage, f"{t.ms:.1f}", str(t.n_in), str(t.n_out), detail)
+        table.add_row(plain(t.stage), f"{t.ms:.1f}", str(t.n_in), str(t.n_out), plain(detail))
     return table
 
 
 def print_sources(console: Console, answer: Answer) -> None:
     note = verification_note(answer)
     if note is not None:
-        console.print(f"\n[yellow]{escape(note)}[/yellow]")
+        console.print(Text.assemble("\n", (note, "yellow")))
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/bold]")
     for c in answer.citations:
-        flag = "" if c.supported else "  [yellow](not supported by this source: check it)[/yellow]"
-        console.print(f"  [{c.n}] {escape(c.location.cite(display_path(c.source)))}{flag}", highlight=False)
+        flag = "" if c.supported else "  (not supported by this source: check it)"
+        console.print(
+            Text.assemble(f"  [{c.n}] ", plain(c.location.cite(display_path(c.source))), (flag, "yellow"))
+        )
         if c.warning:
-            console.print(f"      [red]warning: {escape(c.warning)}[/red]", highlight=False)
+            console.print(Text.assemble("      ", (f"warning: {visible(c.warning)}", "red")))
     if answer.unsupported_sentences:
         console.print(
             f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"

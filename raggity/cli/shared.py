@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+
+from raggity.cli.errors import ArgumentError
+from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
     from raggity.api import Config
@@ -22,11 +25,29 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml here or in a parent).",
+        help="raggity.toml to use (default: $RAGGITY_CONFIG, then the nearest raggity.toml here or in a "
+        "parent, which needs `rag trust` before it may reach outside its folder).",
         dir_okay=False,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+def utf8_text(ctx: Any, param: Any, value: str) -> str:
+    """Argument callback: text that reached argv as undecodable bytes is refused in one line.
+
+    Python keeps such bytes as lone surrogates, which the tokenizer and the search index reject
+    deep inside with a TypeError; a question in another encoding is a mistake to report, not guess.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(
+            f"the {param.name} is not valid UTF-8 text: "
+            f"undecodable byte {visible(value[exc.start])} at character {exc.start + 1}",
+            "type it in a UTF-8 terminal (e.g. LANG=C.UTF-8) or convert it with iconv",
+        ) from None
+    return value
 
 
 # `rag --config X ingest` and `rag ingest --config X` both work; the command's own option wins.
@@ -43,9 +64,12 @@ def load(config: Path | None) -> Config:
     return load_config(config or _global_config[0])
 
 
+def warn(message: str) -> None:
+    """A warning on stderr; the message may quote paths or document text, so it is shown as data."""
+    err.print(Text.assemble(("warning:", "yellow"), " ", visible(message)))
+
+
 def session(config: Path | None) -> Raggity:
     from raggity.api.session import Raggity
 
-    return Raggity(
-        load(config), warn=lambda message: err.print(f"[yellow]warning:[/yellow] {escape(message)}")
-    )
+    return Raggity(load(config), warn=warn)

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import typer
 from rich.text import Text
 
 from raggity.cli.shared import ConfigOption, JsonOption, load, out
-
-# C0 and C1 controls (but newline and tab), and the bidirectional overrides that reorder what is shown.
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def visible(text: str) -> str:
-    """`text` with control and direction-override characters written as escapes (\\x1b, \\u202e)."""
-    return _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+from raggity.cli.visible import visible
 
 
 def show_command(
@@ -61,4 +53,4 @@ def show_command(
         header.append(f"  {chunk.id}", style="dim")
         out.print(header)
         # Text, not markup: "[red]" or "[/x]" in a document is printed as written.
-        out.print(Text(visible(chunk.text.strip("\n"))))
+        out.print(Text(visible(chunk.text.strip("\n"), keep_newlines=True)))

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from raggity.cli.shared import ConfigOption, err, out
 from raggity.cli.shared import session as _session
+from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
     from raggity.api.watch import WatchUpdate
@@ -47,7 +48,7 @@ def watch_command(
 
     def on_ready(roots: tuple[Path, ...]) -> None:
         watched = ", ".join(str(r) for r in roots)
-        out.print(Text(f"watching {watched} (Ctrl-C to stop)"))
+        out.print(Text(visible(f"watching {watched} (Ctrl-C to stop)")))
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
@@ -67,9 +68,9 @@ def watch_command(
 def print_update(update: WatchUpdate) -> None:
     stamp = time.strftime("%H:%M:%S")
     if update.error is not None:
-        line = Text(f"{stamp} update failed: {update.error.message}", style="red")
+        line = Text(visible(f"{stamp} update failed: {update.error.message}"), style="red")
         if update.error.hint:
-            line.append(f" (fix: {update.error.hint})", style="")
+            line.append(visible(f" (fix: {update.error.hint})"), style="")
         err.print(line)
         return
     report = update.report
@@ -83,4 +84,4 @@ def print_update(update: WatchUpdate) -> None:
         markup=False,
     )
     for skipped in report.skipped:
-        err.print(Text(f"  skipped {skipped.source}: {skipped.reason}", style="yellow"))
+        err.print(Text(visible(f"  skipped {skipped.source}: {skipped.reason}"), style="yellow"))

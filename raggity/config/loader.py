@@ -1,4 +1,5 @@
-"""Find raggity.toml, parse it, and validate every key with messages that name file, line and key."""
+"""Find raggity.toml, parse it, validate every key with messages that name file, line and key, and
+refuse values that reach outside a found config's folder until the user trusts it."""
 
 from __future__ import annotations
 
@@ -8,22 +9,32 @@ import math
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from raggity.config.schema import SECTIONS, Config
+from raggity.config.trust import TrustStore, content_hash, owned_by_someone_else, reaching_keys
 from raggity.core.errors import ConfigError
 
 CONFIG_NAME = "raggity.toml"
 CONFIG_ENV = "RAGGITY_CONFIG"
 
 
-def find_config_file(explicit: Path | None = None, start: Path | None = None) -> Path | None:
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    # Found by walking up from the current folder, rather than named by --config or $RAGGITY_CONFIG:
+    # it may belong to whoever made the folder, so it needs trust to reach outside it.
+    found: bool
+
+
+def locate_config(explicit: Path | None = None, start: Path | None = None) -> ConfigFile | None:
     """--config, then $RAGGITY_CONFIG, then raggity.toml in the current folder or any parent."""
     if explicit is not None:
         if not explicit.is_file():
             raise ConfigError(f"{explicit}: config file not found", "check the --config path")
-        return explicit.resolve()
+        return ConfigFile(explicit.resolve(), found=False)
     env = os.environ.get(CONFIG_ENV)
     if env:
         path = Path(env).expanduser()
@@ -31,8 +42,14 @@ def find_config_file(explicit: Path | None = None, start: Path | None = None) ->
             raise ConfigError(
                 f"{path}: config file named by ${CONFIG_ENV} not found", f"fix or unset {CONFIG_ENV}"
             )
-        return path.resolve()
-    folder = (start or Path.cwd()).resolve()
+        return ConfigFile(path.resolve(), found=False)
+    found = search_up(start or Path.cwd())
+    return ConfigFile(found, found=True) if found else None
+
+
+def search_up(start: Path) -> Path | None:
+    """raggity.toml in `start` or its nearest parent that has one."""
+    folder = start.resolve()
     for candidate in (folder, *folder.parents):
         path = candidate / CONFIG_NAME
         if path.is_file():
@@ -40,15 +57,56 @@ def find_config_file(explicit: Path | None = None, start: Path | None = None) ->
     return None
 
 
+def find_config_file(explicit: Path | None = None, start: Path | None = None) -> Path | None:
+    located = locate_config(explicit, start)
+    return located.path if located else None
+
+
 def load_config(explicit: Path | None = None, start: Path | None = None) -> Config:
-    path = find_config_file(explicit, start)
-    if path is None:
+    located = locate_config(explicit, start)
+    if located is None:
         return Config()
+    path = located.path
+    raw = read_config_bytes(path)
+    raw_text = raw.decode("utf-8")
+    config = parse_config(raw_text, path)
+    if located.found:
+        _require_trust(config, path, raw, _KeyLocator(raw_text))
+    return config
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The file's bytes, checked to be UTF-8: what is parsed is exactly what is hashed for trust."""
     try:
-        raw_text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from exc
-    return parse_config(raw_text, path)
+    return raw
+
+
+def _require_trust(config: Config, path: Path, raw: bytes, locate: _KeyLocator) -> None:
+    """A found config may reach outside its folder only if the user trusted exactly this content."""
+    reaching = reaching_keys(config)
+    if not reaching:
+        return
+    owner = owned_by_someone_else(path)
+    recorded = TrustStore().digest(path)
+    if owner is None and recorded == content_hash(raw):
+        return
+    if owner is not None:
+        why = f", and this one belongs to another user (uid {owner})"
+        fix = "copy it to a file of your own and pass that with --config"
+    else:
+        why = " again: it changed since you trusted it" if recorded else ""
+        fix = f"review it, then run `rag trust {path}`, or pass it with --config"
+    first = reaching[0]
+    more = f" (and {len(reaching) - 1} more)" if len(reaching) > 1 else ""
+    raise ConfigError(
+        f"{path}:{locate.key(first.section, first.key)}: {first}{more} reaches outside this folder; "
+        f"a config found by searching up from the current folder may do that only once you trust it{why}",
+        fix,
+    )
 
 
 def parse_config(raw_text: str, path: Path) -> Config:

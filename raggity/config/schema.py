@@ -8,13 +8,31 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 
-def key(default: Any, help: str, *, lo: float | None = None, hi: float | None = None) -> Any:
-    """A config field with its help text and inclusive numeric range."""
-    meta = {"help": help, "lo": lo, "hi": hi}
+class Reach(Enum):
+    """How a key can reach outside its config file's folder. A config found by walking up the tree
+    may use such a value only once the user trusts it (`rag trust`, see raggity/config/trust.py)."""
+
+    WHEN_SET = "when set"  # true, or any non-empty string
+    PATH_OUTSIDE = "path outside"  # a path, or list of paths, resolving outside the config's folder
+    MODEL_AS_PATH = "model as path"  # a model name read as a path: has a `/`, or starts with `.` or `~`
+    NOT_A_FILE_NAME = "not a file name"  # a file name that is a path: has a `/`, or is `.` or `..`
+
+
+def key(
+    default: Any,
+    help: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    reach: Reach | None = None,
+) -> Any:
+    """A config field with its help text, inclusive numeric range, and how it may reach outside."""
+    meta = {"help": help, "lo": lo, "hi": hi, "reach": reach}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -22,16 +40,26 @@ def key(default: Any, help: str, *, lo: float | None = None, hi: float | None = 
 
 @dataclass(frozen=True)
 class IndexConfig:
-    path: str = key(".raggity", "Index folder, relative to this file (LanceDB, Tantivy, manifest, caches).")
+    path: str = key(
+        ".raggity",
+        "Index folder, relative to this file (LanceDB, Tantivy, manifest, caches).",
+        reach=Reach.PATH_OUTSIDE,
+    )
 
 
 @dataclass(frozen=True)
 class IngestConfig:
-    paths: list[str] = key([], "Folders `rag ingest` reads when no PATH is given, relative to this file.")
+    paths: list[str] = key(
+        [],
+        "Folders `rag ingest` reads when no PATH is given, relative to this file.",
+        reach=Reach.PATH_OUTSIDE,
+    )
     include: list[str] = key([], "Only files matching one of these globs are read (empty: every known type).")
     exclude: list[str] = key([], "Files matching any of these globs are skipped.")
     ignore_files: list[str] = key(
-        [".gitignore", ".ragignore"], "Gitignore-style files honoured in every folder."
+        [".gitignore", ".ragignore"],
+        "Gitignore-style files honoured in every folder.",
+        reach=Reach.NOT_A_FILE_NAME,
     )
     chunk_tokens: int = key(256, "Tokens per retrievable chunk (embedder tokens).", lo=16, hi=510)
     parent_tokens: int = key(1024, "Tokens per parent passage used by parent_document expansion.", lo=16)
@@ -41,7 +69,9 @@ class IngestConfig:
         "Files whose extracted text is longer are skipped with a warning; reading stops there.",
         lo=1000,
     )
-    follow_symlinks: bool = key(False, "Follow symbolic links that point outside the ingested folder.")
+    follow_symlinks: bool = key(
+        False, "Follow symbolic links that point outside the ingested folder.", reach=Reach.WHEN_SET
+    )
     include_hidden: bool = key(False, "Also read hidden files and folders (names starting with a dot).")
     include_generated: bool = key(
         False, "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...)."
@@ -50,9 +80,15 @@ class IngestConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    model: str = key("all-MiniLM-L6-v2", "Embedding model name (a packaged default or a pulled model).")
+    model: str = key(
+        "all-MiniLM-L6-v2",
+        "Embedding model name (a packaged default or a pulled model).",
+        reach=Reach.MODEL_AS_PATH,
+    )
     model_path: str = key(
-        "", "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model."
+        "",
+        "Folder with model.onnx (or onnx/model.onnx) and tokenizer.json; overrides model.",
+        reach=Reach.WHEN_SET,
     )
     max_tokens: int = key(
         320,
@@ -72,7 +108,9 @@ class RetrievalConfig:
     rrf_k: int = key(60, "Reciprocal rank fusion constant k in 1/(k + rank).", lo=1)
     rerank: bool = key(True, "Reorder fused candidates with the cross-encoder when it is installed.")
     rerank_model: str = key(
-        "ms-marco-MiniLM-L-6-v2", "Cross-encoder: a model name under the models folder, or a folder path."
+        "ms-marco-MiniLM-L-6-v2",
+        "Cross-encoder: a model name under the models folder, or a folder path.",
+        reach=Reach.MODEL_AS_PATH,
     )
     rerank_max_tokens: int = key(512, "Longest query + passage pair the cross-encoder sees.", lo=16, hi=512)
     dedup_cosine: float = key(0.92, "Drop a candidate this similar (cosine) to a better one.", lo=0.0, hi=1.0)
@@ -93,8 +131,12 @@ class RetrievalConfig:
 
 @dataclass(frozen=True)
 class GenerationConfig:
-    model: str = key("qwen2.5-coder-0.5b-instruct", "Generator: a packaged model name or a pulled GGUF.")
-    model_path: str = key("", "Path to any GGUF file; overrides model.")
+    model: str = key(
+        "qwen2.5-coder-0.5b-instruct",
+        "Generator: a packaged model name or a pulled GGUF.",
+        reach=Reach.MODEL_AS_PATH,
+    )
+    model_path: str = key("", "Path to any GGUF file; overrides model.", reach=Reach.WHEN_SET)
     max_tokens: int = key(512, "Most tokens in one answer.", lo=1)
     temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
     context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512)

@@ -123,4 +123,6 @@ def test_ctrl_c_during_an_answer_cancels_it_and_the_chat_goes_on(
 
 
 def test_model_text_cannot_drive_the_terminal() -> None:
-    assert printable("fine\x1b]0;pwned\x07 text\x1b[2J\n") == "fine]0;pwned text[2J\n"
+    # Shown as escapes, as every command shows data (raggity.cli.visible), never obeyed or dropped silently.
+    assert printable("fine\x1b]0;pwned\x07 text\x1b[2J\n") == "fine\\x1b]0;pwned\\x07 text\\x1b[2J\n"
+    assert printable("\u202eexe.txt") == "<U+202E>exe.txt"

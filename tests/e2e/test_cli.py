@@ -230,3 +230,58 @@ def test_ask_json_reports_refusal_verification_and_source_warnings(project: Proj
         assert data["verification_note"] is None
     else:  # a shown answer is verified, or says plainly that it is not
         assert (data["verification_note"] is None) == data["verified"]
+
+
+# -- trust: a config found by searching up --------------------------------------------------------
+
+
+def test_a_cloned_config_cannot_follow_links_out_until_trusted(tmp_path: Path) -> None:
+    secrets = tmp_path / "home" / ".aws"
+    secrets.mkdir(parents=True)
+    (secrets / "credentials.txt").write_text("aws_secret_access_key = hunter2 zebra\n", encoding="utf-8")
+    repo = tmp_path / "cloned"
+    config = write_config(repo, ingest={"follow_symlinks": True})
+    (repo / "docs").mkdir()
+    (repo / "docs" / "readme.md").write_text("# Readme\n\nThis project tidies files.\n", encoding="utf-8")
+    (repo / "docs" / "aws").symlink_to(secrets)
+    index = repo / ".raggity"
+
+    refused = rag("ingest", "docs", cwd=repo / "docs")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    line = assert_clean_error(refused.stderr)
+    assert f"{config}:" in line
+    assert "[ingest] follow_symlinks = true reaches outside this folder" in line
+    assert f"rag trust {config}" in refused.stderr
+    assert not index.exists()
+
+    trusted = rag("trust", cwd=repo / "docs")
+    assert trusted.returncode == 0, trusted.stderr
+    assert f"trusted {config}" in trusted.stdout
+    assert "it may use: [ingest] follow_symlinks = true" in trusted.stdout
+    done = rag("ingest", "docs", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["added"] == 2  # the user chose to follow the link
+
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write("# edited after trusting\n")
+    changed = rag("search", "secret", cwd=repo)
+    assert changed.returncode == 2
+    assert "changed since you trusted it" in assert_clean_error(changed.stderr)
+    named = rag("--config", str(config), "search", "hunter2", "--json", cwd=repo)
+    assert named.returncode == 0, named.stderr
+
+    revoked = rag("trust", "--revoke", str(repo), cwd=tmp_path)
+    assert revoked.returncode == 0
+    assert f"no longer trusted: {config}" in revoked.stdout
+
+
+def test_trust_without_a_config_in_reach_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["trust"])
+    assert done.exit_code == 2
+    assert f"{tmp_path}: no raggity.toml here or in a parent folder" in assert_clean_error(done.stderr)
+    missing = CliRunner().invoke(app, ["trust", str(tmp_path / "nope.toml")])
+    assert missing.exit_code == 2
+    assert "config file not found" in assert_clean_error(missing.stderr)

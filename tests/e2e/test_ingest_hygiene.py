@@ -6,8 +6,6 @@ import json
 import os
 from pathlib import Path
 
-from rich.markup import escape
-
 from raggity.cli.skip_summary import skip_summary
 from raggity.ingest.private_files import HIDDEN
 from raggity.pipeline.ingest import Skipped
@@ -56,7 +54,7 @@ def test_a_file_name_that_is_not_utf8_is_one_warning_and_the_rest_is_indexed(tmp
     assert text.returncode == 0, text.stderr
     warning = [line for line in text.stdout.splitlines() if "not valid UTF-8" in line]
     assert warning == ["skipped 1 file: name is not valid UTF-8 (rename it to index it)"]
-    assert "sourdough-caf\\\\xe9.txt" in text.stdout
+    assert "sourdough-caf\\xe9.txt'" in text.stdout
 
 
 def test_the_summary_gives_one_line_per_reason_and_json_lists_every_file(tmp_path: Path) -> None:
@@ -133,12 +131,12 @@ def test_twenty_thousand_skipped_files_make_a_handful_of_lines() -> None:
     skipped.append(Skipped("/docs/locked.md", "unreadable: permission denied"))
     excluded = [Skipped("/docs/.aws/", HIDDEN), Skipped("/docs/.ssh/", HIDDEN)]
     lines = skip_summary(skipped, excluded, verbose=False)
-    assert lines == [
-        "[yellow]skipped[/yellow] 20000 files: empty file",
+    assert [line.plain for line in lines] == [
+        "skipped 20000 files: empty file",
         "  (rag ingest --verbose lists them; --json gives every path and reason)",
-        "[yellow]skipped[/yellow] 1 file: unreadable: permission denied",
+        "skipped 1 file: unreadable: permission denied",
         "  '/docs/locked.md'",
-        f"[yellow]left out[/yellow] 2 folders: {escape(HIDDEN)}",
+        f"left out 2 folders: {HIDDEN}",
         "  '/docs/.aws/'",
         "  '/docs/.ssh/'",
     ]
