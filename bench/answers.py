@@ -78,12 +78,12 @@ def main() -> None:
 
 def print_report(raw: dict[str, Any]) -> None:
     """The report as `rag eval --answers` prints it."""
-    from rich.console import Console
-    from rich.text import Text
+    from rich.console import Console  # noqa: PLC0415 - each measurement imports what it measures
+    from rich.text import Text  # noqa: PLC0415 - each measurement imports what it measures
 
-    from raggity.api.answer_eval import AnswerReport
-    from raggity.cli.eval_command import answer_heading, answer_table
-    from raggity.evaluation.answer_run import GroupScore
+    from raggity.api.answer_eval import AnswerReport  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.cli.eval_command import answer_heading, answer_table  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.evaluation.answer_run import GroupScore  # noqa: PLC0415 - each measurement imports what it measures
 
     report = AnswerReport(**{**raw, "groups": tuple(GroupScore(**g) for g in raw["groups"])})
     console = Console(highlight=False, soft_wrap=True)

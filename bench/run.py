@@ -45,11 +45,11 @@ def ingest(index: Path) -> dict[str, Any]:
 
 def bare_onnx_seconds(index: Path) -> float:
     """The embedding work of the ingest, as a bare onnxruntime loop over the same length-sorted batches."""
-    from raggity.config.schema import EmbeddingConfig
-    from raggity.inference.onnx_session import create_session
-    from raggity.inference.tokenizer import load_hf_tokenizer
-    from raggity.models.registry import resolve_embedder
-    from raggity.store.vector_table import VectorTableReader
+    from raggity.config.schema import EmbeddingConfig  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.inference.onnx_session import create_session  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.inference.tokenizer import load_hf_tokenizer  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.models.registry import resolve_embedder  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - each measurement imports what it measures
 
     cfg = EmbeddingConfig()
     files = resolve_embedder(cfg, ROOT)
@@ -79,7 +79,7 @@ def bare_onnx_seconds(index: Path) -> float:
 
 
 def write_config(folder: Path, index: Path, **generation: Any) -> Path:
-    import tomli_w
+    import tomli_w  # noqa: PLC0415 - each measurement imports what it measures
 
     config = folder / "raggity.toml"
     config.write_text(tomli_w.dumps({"index": {"path": str(index)}, "generation": generation}))
@@ -100,10 +100,10 @@ def cold_search(config: Path, runs: int = 5) -> dict[str, float]:
 
 
 def warm_search(config: Path) -> dict[str, float]:
-    from raggity.api.session import Raggity
-    from raggity.config.loader import load_config
-    from raggity.evaluation.dataset import load_beir
-    from raggity.evaluation.metrics import percentile
+    from raggity.api.session import Raggity  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.config.loader import load_config  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.evaluation.dataset import load_beir  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.evaluation.metrics import percentile  # noqa: PLC0415 - each measurement imports what it measures
 
     session = Raggity(load_config(config))
     queries = [q.text for q in load_beir(SCIFACT).queries][:100]
@@ -118,8 +118,8 @@ def warm_search(config: Path) -> dict[str, float]:
 
 def rerank_latency(folder: Path) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from raggity.inference.cross_encoder import OnnxCrossEncoder
-    from tests.inference.cross_encoder_model import build_test_cross_encoder
+    from raggity.inference.cross_encoder import OnnxCrossEncoder  # noqa: PLC0415 - each measurement imports what it measures
+    from tests.inference.cross_encoder_model import build_test_cross_encoder  # noqa: PLC0415 - each measurement imports what it measures
 
     model = build_test_cross_encoder(folder / "ce")
     scorer = OnnxCrossEncoder(model)
@@ -138,8 +138,8 @@ def rerank_latency(folder: Path) -> dict[str, Any]:
 
 
 def ask_timing(config: Path) -> dict[str, float]:
-    from raggity.api.session import Raggity
-    from raggity.config.loader import load_config
+    from raggity.api.session import Raggity  # noqa: PLC0415 - each measurement imports what it measures
+    from raggity.config.loader import load_config  # noqa: PLC0415 - each measurement imports what it measures
 
     session = Raggity(load_config(config))
     question = "Does vitamin D supplementation reduce the risk of bone fractures in older adults?"
@@ -191,8 +191,8 @@ def main() -> None:
 
 
 def _print(results: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # noqa: PLC0415 - each measurement imports what it measures
+    from rich.table import Table  # noqa: PLC0415 - each measurement imports what it measures
 
     table = Table(title="raggity bench (2-core machine)", header_style="bold")
     table.add_column("measure")

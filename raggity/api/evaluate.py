@@ -140,7 +140,7 @@ def index_corpus(session: Raggity, dataset: BeirDataset, progress: IngestProgres
 
 
 def live_chunks(session: Raggity) -> int:
-    from raggity.store.manifest import load_manifest
+    from raggity.store.manifest import load_manifest  # noqa: PLC0415 - loaded only by the command that needs it
 
     return len(load_manifest(session.layout.manifest).live_ids())
 

@@ -164,7 +164,7 @@ class Raggity:
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
         """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest_run."""
-        from raggity.pipeline.ingest_run import IngestRequest
+        from raggity.pipeline.ingest_run import IngestRequest  # noqa: PLC0415 - search must not pay for ingest's imports
 
         request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
         try:
@@ -185,7 +185,7 @@ class Raggity:
 
     def ingest_run(self) -> IngestRun:
         """The ingest orchestrator for this index, with this session's models."""
-        from raggity.pipeline.ingest_run import GraphUpdate, IngestRun
+        from raggity.pipeline.ingest_run import GraphUpdate, IngestRun  # noqa: PLC0415 - search must not pay for ingest's imports
 
         graph = (
             GraphUpdate(lambda: self.generator, self.graph_settings())

@@ -139,7 +139,7 @@ def model_statuses(config: Config) -> list[ModelStatus]:
             )
         )
     else:
-        from raggity.inference.cross_encoder import find_cross_encoder_files
+        from raggity.inference.cross_encoder import find_cross_encoder_files  # noqa: PLC0415 - loaded only by the command that needs it
 
         onnx, _ = find_cross_encoder_files(folder)
         rows.append(_file_status("reranker", config.retrieval.rerank_model, onnx))

@@ -16,8 +16,8 @@ cache_app = typer.Typer(
 @cache_app.command("stats")
 def stats(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show how many answers and transform outputs are cached, and their size on disk."""
-    from raggity.api.cache import cache_stats
-    from raggity.cli.render import plain, print_json
+    from raggity.api.cache import cache_stats  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     st = cache_stats(load(config))
     if json_out:
@@ -30,7 +30,7 @@ def stats(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 @cache_app.command("clear")
 def clear(config: ConfigOption = None) -> None:
     """Delete every cached answer and transform output of this index."""
-    from raggity.api.cache import clear_cache
+    from raggity.api.cache import clear_cache  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     removed = clear_cache(load(config))
     out.print(f"removed {removed} cached entr{'y' if removed == 1 else 'ies'}")

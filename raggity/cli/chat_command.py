@@ -41,7 +41,7 @@ def chat_command(
     ] = False,
 ) -> None:
     """Talk with your documents: follow-up questions, fresh sources every turn. /help inside lists commands."""
-    from raggity.api import Conversation
+    from raggity.api import Conversation  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     conversation = Conversation(_session(config))
     if json_out:
@@ -53,7 +53,7 @@ def chat_command(
 
 
 def turn_json(turn: Turn) -> dict[str, Any]:
-    from raggity.cli.render import answer_json
+    from raggity.cli.render import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     data = answer_json(turn.answer)
     return {
@@ -69,7 +69,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def json_lines(conversation: Conversation, lines: TextIO) -> None:
-    import json
+    import json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     for line in lines:
         if not line.strip():
@@ -89,8 +89,8 @@ def plain_lines(conversation: Conversation, lines: TextIO) -> None:
 def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal_out: Any = None) -> None:
     """The line editor; `terminal_in`/`terminal_out` are prompt_toolkit's input and output (default:
     the terminal), which tests replace with a pipe."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit import PromptSession  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from prompt_toolkit.key_binding import KeyBindings  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     keys = KeyBindings()
 
@@ -127,7 +127,7 @@ def stream_piece(piece: str) -> None:
 
 
 def show_turn(turn: Turn, *, streamed: bool) -> None:
-    from raggity.cli.render import print_sources
+    from raggity.cli.render import print_sources  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     answer = turn.answer
     if turn.retrieval_error:
@@ -162,7 +162,7 @@ def slash_command(conversation: Conversation, command: str) -> None:
 
 
 def show_sources(conversation: Conversation) -> None:
-    from raggity.cli.render import display_path
+    from raggity.cli.render import display_path  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     turns = conversation.turns
     if not turns or not turns[-1].sources:
@@ -180,7 +180,7 @@ def show_sources(conversation: Conversation) -> None:
 
 
 def save(conversation: Conversation, target: str) -> None:
-    from raggity.api.transcript import transcript_markdown
+    from raggity.api.transcript import transcript_markdown  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     if not target:
         err.print("/save needs a file name, e.g. /save chat.md")

@@ -122,9 +122,9 @@ def _retrieval(
     abstain_queries: Path | None,
     json_out: bool,
 ) -> None:
-    from raggity.api.evaluate import evaluate
-    from raggity.cli.progress import RichIngestProgress
-    from raggity.cli.render import plain, print_json
+    from raggity.api.evaluate import evaluate  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.progress import RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     with RichIngestProgress(err) as progress:
@@ -231,9 +231,9 @@ def _answers(
     details: Path | None,
     json_out: bool,
 ) -> None:
-    from raggity.api.answer_eval import evaluate_answers, with_generation_model
-    from raggity.cli.progress import RichIngestProgress
-    from raggity.cli.render import plain, print_json
+    from raggity.api.answer_eval import evaluate_answers, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.progress import RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     if model is not None:
@@ -283,7 +283,7 @@ def _seconds(value: float | None) -> str:
 def answer_table(report: AnswerReport) -> Table:
     """One column per question group and one row per measure, so it fits 80 columns; cells are Text,
     so nothing in them is read as markup."""
-    from raggity.cli.render import plain
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     rows: tuple[tuple[str, Callable[[GroupScore], str]], ...] = (
         ("questions", lambda g: str(g.n)),

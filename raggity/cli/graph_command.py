@@ -22,17 +22,17 @@ def graph_build(
     """Extract entities and relations from every chunk not yet in the graph (one LLM call each).
 
     Incremental and resumable: interrupt it any time; the next run continues where it stopped."""
-    from raggity.api.graph import graph_build as build
-    from raggity.cli.progress import RichGraphProgress
-    from raggity.cli.render import plain
+    from raggity.api.graph import graph_build as build  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.progress import RichGraphProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     with RichGraphProgress(err if json_out else out) as progress:
         report = build(cfg, progress=progress, wait_seconds=wait)
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        from raggity.cli.render import print_json
+        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(out, {**asdict(report), "graph": str(report.graph)})
         return
@@ -56,14 +56,14 @@ def stats(
     json_out: JsonOption = False,
 ) -> None:
     """Entities, relations, coverage, and the entities mentioned by the most chunks."""
-    from raggity.api.graph import graph_stats
-    from raggity.cli.render import plain
+    from raggity.api.graph import graph_stats  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     result = graph_stats(load(config), top=top)
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        from raggity.cli.render import print_json
+        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(out, {**asdict(result), "path": str(result.path)})
         return
@@ -96,14 +96,14 @@ def show(
     json_out: JsonOption = False,
 ) -> None:
     """An entity's relations, and the chunks that mention it with their source and location."""
-    from raggity.api.graph import show_entity
-    from raggity.cli.render import display_path, plain
+    from raggity.api.graph import show_entity  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import display_path, plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     view = show_entity(load(config), entity, limit=limit)
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        from raggity.cli.render import print_json
+        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         data = asdict(view)
         for mention, m in zip(data["mentions"], view.mentions, strict=True):

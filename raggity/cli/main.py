@@ -37,7 +37,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from importlib.metadata import version  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         out.print(f"raggity {version('raggity')}")
         raise typer.Exit
@@ -74,8 +74,8 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a starter raggity.toml listing every key with its default and a comment."""
-    from raggity.api.setup import write_starter_config
-    from raggity.cli.render import plain
+    from raggity.api.setup import write_starter_config  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     written = write_starter_config(path, force=force)
     out.print(plain(f"wrote {written}; the index will live in {written.parent / '.raggity'}"))
@@ -115,15 +115,15 @@ def ingest(
     raggity's own index are left out; [ingest] include_hidden and include_generated bring the first
     and third back, and a file named as PATH is always read. The summary gives one line per reason.
     """
-    from rich.text import Text
+    from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.cli.progress import RichGraphProgress, RichIngestProgress
-    from raggity.cli.render import plain
+    from raggity.cli.progress import RichGraphProgress, RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config)
     console = err if json_out else out
-    from raggity.api import IngestIncompleteError
-    from raggity.cli.skip_summary import skip_summary
+    from raggity.api import IngestIncompleteError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.skip_summary import skip_summary  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     with RichIngestProgress(console) as progress, RichGraphProgress(console) as graph_progress:
         try:
@@ -141,9 +141,9 @@ def ingest(
                 console.print(line, highlight=False)
             raise
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        from raggity.cli.render import print_json
+        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(out, {**asdict(report), "index": str(session.layout.root)})
         return
@@ -178,7 +178,7 @@ def search(
     ] = False,
 ) -> None:
     """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
-    from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table
+    from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     result = _session(config).search(query, k=k, path_glob=path)
     if json_out:
@@ -244,8 +244,8 @@ def ask(
     ] = False,
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
-    from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table
-    from raggity.cli.visible import visible
+    from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config)
     streaming = not (json_out or no_stream)
@@ -285,16 +285,16 @@ def ask(
 @app.command()
 def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, models, disk size and the last ingest."""
-    from rich.text import Text
+    from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.api.status import index_status, model_statuses
-    from raggity.cli.render import plain, print_json
+    from raggity.api.status import index_status, model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     st = index_status(cfg)
     models = model_statuses(cfg)
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(out, {**asdict(st), "models": [asdict(m) for m in models]})
         return
@@ -323,14 +323,14 @@ def doctor(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Check the config, models (with hashes) and index health, and say how to fix each problem.
 
     Exits 1 when any check at error severity fails (warnings do not fail)."""
-    from raggity.api.doctor import run_checks
-    from raggity.cli.render import plain
+    from raggity.api.doctor import run_checks  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     checks = run_checks(load(config))
     if json_out:
-        from dataclasses import asdict
+        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        from raggity.cli.render import print_json
+        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(out, [asdict(c) for c in checks])
         if any(not c.ok and c.severity == "error" for c in checks):

@@ -18,8 +18,8 @@ def list_models(ctx: typer.Context, config: ConfigOption = None, json_out: JsonO
     """List each role (embedder, reranker, generator): model, location, size, SHA-256, presence."""
     if ctx.invoked_subcommand is not None:
         return
-    from raggity.api.status import model_statuses
-    from raggity.cli.render import plain, print_json
+    from raggity.api.status import model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     rows = model_statuses(load(config))
     if json_out:
@@ -52,10 +52,10 @@ def pull(
     name: Annotated[str | None, typer.Option("--name", help="Folder name under the models folder.")] = None,
 ) -> None:
     """Download a model (resumable, checksum-verified, atomic). Needs network access; everything else does not."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.api.models import pull_model
-    from raggity.cli.render import plain
+    from raggity.api.models import pull_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     with Progress(
         "[bold]pull", BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=err

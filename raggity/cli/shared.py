@@ -59,7 +59,7 @@ def set_global_config(config: Path | None) -> None:
 
 
 def load(config: Path | None) -> Config:
-    from raggity.api import load_config
+    from raggity.api import load_config  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     return load_config(config or _global_config[0])
 
@@ -70,6 +70,6 @@ def warn(message: str) -> None:
 
 
 def session(config: Path | None) -> Raggity:
-    from raggity.api.session import Raggity
+    from raggity.api.session import Raggity  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     return Raggity(load(config), warn=warn)

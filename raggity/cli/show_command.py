@@ -24,8 +24,8 @@ def show_command(
     json_out: JsonOption = False,
 ) -> None:
     """Print the indexed text a citation or chunk id points at, with its location and heading trail."""
-    from raggity.api.show import show_in_config_index
-    from raggity.cli.render import display_path, print_json
+    from raggity.api.show import show_in_config_index  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import display_path, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     chunks = show_in_config_index(load(config), reference)
     if json_out:

@@ -27,8 +27,8 @@ def trust(
     [ingest] ignore_files that are paths, and model files ([embedding] model_path, [generation]
     model_path, model names that are paths). Trust records the file's SHA-256: after any edit,
     trust it again. A file named with --config or $RAGGITY_CONFIG is always trusted."""
-    from raggity.api.trust import revoke_trust, trust_config
-    from raggity.cli.render import plain
+    from raggity.api.trust import revoke_trust, trust_config  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     if revoke:
         target, was_trusted = revoke_trust(path)

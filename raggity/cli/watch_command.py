@@ -34,7 +34,7 @@ def watch_command(
     ] = 400,
 ) -> None:
     """Watch folders and update the index after each burst of changes, until Ctrl-C."""
-    from raggity.api.watch import WatchSettings, watch_index
+    from raggity.api.watch import WatchSettings, watch_index  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config)
     stop = threading.Event()

@@ -22,7 +22,7 @@ class LlamaGenerator:
         self, gguf: Path, *, identity: str, context_size: int = 4096, threads: int = 0, seed: int = 0
     ) -> None:
         try:
-            from llama_cpp import Llama
+            from llama_cpp import Llama  # noqa: PLC0415 - loads the runtime on first use
         except ImportError as exc:  # the compiled extension failed to build or load
             raise ModelError(f"llama-cpp-python is not importable: {exc}", "reinstall: make install") from exc
         try:
@@ -63,7 +63,7 @@ class LlamaGenerator:
         extra: dict[str, Any] = {}
         guide: GreedyGrammar | None = None
         if json_schema is not None and temperature == 0.0:
-            from llama_cpp import LogitsProcessorList
+            from llama_cpp import LogitsProcessorList  # noqa: PLC0415 - loads the runtime on first use
 
             # Same tokens as llama's own grammar sampling below, in a fraction of the time.
             guide = GreedyGrammar(self._llm, json_schema, repeat_penalty=_REPEAT_PENALTY)
@@ -95,7 +95,7 @@ class LlamaGenerator:
         probability on the way; llama keeps the evaluated prompt in its cache, so a completion of
         the same messages right after reuses it and pays no second prefill.
         """
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp import LogitsProcessorList  # noqa: PLC0415 - loads the runtime on first use
 
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         if not tokens:
@@ -120,7 +120,7 @@ class _ForcedTokens:
         self.log_probability = 0.0
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import numpy as np
+        import numpy as np  # noqa: PLC0415 - loads the runtime on first use
 
         logits = np.asarray(scores, dtype=np.float64)
         if self._step >= len(self._tokens):
@@ -151,7 +151,7 @@ def _without_extra_buffers() -> Iterator[None]:
     and segfaults in the first decode (ggml-org/llama.cpp#20824). llama-cpp-python does not expose
     `use_extra_bufts`, so the default-params factory is wrapped while the model loads.
     """
-    from llama_cpp import llama as llama_module
+    from llama_cpp import llama as llama_module  # noqa: PLC0415 - loads the runtime on first use
 
     # The ctypes bindings module as `Llama.__init__` sees it (not re-exported, hence the lookup).
     bindings: Any = vars(llama_module)["llama_cpp"]

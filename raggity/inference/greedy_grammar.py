@@ -32,8 +32,8 @@ class GreedyGrammar:
     """A logits processor for one completion: leaves exactly one finite logit, the token to emit."""
 
     def __init__(self, llm: Any, json_schema: dict[str, object], *, repeat_penalty: float) -> None:
-        from llama_cpp import llama_cpp as bindings
-        from llama_cpp.llama_grammar import json_schema_to_gbnf
+        from llama_cpp import llama_cpp as bindings  # noqa: PLC0415 - loads the runtime on first use
+        from llama_cpp.llama_grammar import json_schema_to_gbnf  # noqa: PLC0415 - loads the runtime on first use
 
         self._bindings = bindings
         vocab = llm._model.vocab  # the vocabulary handle a grammar sampler needs (not public API)

@@ -10,7 +10,7 @@ from raggity.core.errors import ModelError
 
 
 def create_session(model: Path, threads: int = 0) -> Any:
-    import onnxruntime as ort
+    import onnxruntime as ort  # noqa: PLC0415 - loads the runtime on first use
 
     options = ort.SessionOptions()
     # One intra-op pool sized to the cores: inter-op parallelism only adds contention on 2 cores.

@@ -175,7 +175,7 @@ def resolve_reranker(cfg: RetrievalConfig, base_dir: Path) -> Path | None:
 
 def verified_pull(folder: Path) -> Path:
     """A folder written by `rag models pull` is checked against the hashes recorded when it was downloaded."""
-    from raggity.models.download import MANIFEST_NAME, verify_download
+    from raggity.models.download import MANIFEST_NAME, verify_download  # noqa: PLC0415 - loaded only when a reranker is found
 
     if (folder / MANIFEST_NAME).is_file():
         verify_download(folder, hasher=hash_cache().digest)

@@ -18,7 +18,7 @@ from raggity.pipeline.generation import TextGenerator
 
 
 def load_embedder(config: Config) -> Embedder:
-    from raggity.inference.embedder import OnnxEmbedder
+    from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415 - a model's runtime loads on first use
 
     cfg = config.embedding
     files = resolve_embedder(cfg, config.base_dir)
@@ -33,7 +33,7 @@ def load_embedder(config: Config) -> Embedder:
 
 
 def load_tokenizer(config: Config) -> Tokenizer:
-    from raggity.inference.tokenizer import HFTokenizer
+    from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415 - a model's runtime loads on first use
 
     return HFTokenizer(resolve_embedder(config.embedding, config.base_dir).tokenizer)
 
@@ -58,13 +58,13 @@ def load_scorer(config: Config, warn: Callable[[str], None]) -> Scorer | None:
         if cfg.rerank_model != RetrievalConfig.rerank_model:
             warn(f"reranking skipped: {describe_reranker_fix(cfg)}")
         return None
-    from raggity.inference.cross_encoder import OnnxCrossEncoder
+    from raggity.inference.cross_encoder import OnnxCrossEncoder  # noqa: PLC0415 - a model's runtime loads on first use
 
     return OnnxCrossEncoder(folder, max_tokens=cfg.rerank_max_tokens, threads=config.embedding.threads)
 
 
 def load_generator(config: Config) -> TextGenerator:
-    from raggity.inference.generator import LlamaGenerator
+    from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - a model's runtime loads on first use
 
     cfg = config.generation
     model = resolve_generator(cfg, config.base_dir)

@@ -19,7 +19,7 @@ _HEAP_BYTES = 64_000_000
 
 
 def _schema() -> Any:
-    import tantivy
+    import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
@@ -28,14 +28,14 @@ def _schema() -> Any:
 
 
 def _open(folder: Path) -> Any:
-    import tantivy
+    import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
     folder.mkdir(parents=True, exist_ok=True)
     return tantivy.Index(_schema(), path=str(folder), reuse=True)
 
 
 def _all_ids(searcher: Any) -> set[str]:
-    import tantivy
+    import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
     hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1)).hits
     return {searcher.doc(address)["id"][0] for _, address in hits}
@@ -64,7 +64,7 @@ class Bm25Writer:
         return _all_ids(self._index.searcher())
 
     def add(self, chunks: Sequence[Chunk]) -> None:
-        import tantivy
+        import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
         for chunk in chunks:
             self._writer.add_document(tantivy.Document(id=chunk.id, text=chunk.search_text))
@@ -119,7 +119,7 @@ class Bm25Reader:
         as long as this reader, where the lock can be made: nothing is copied, nothing is written next
         to the index.
         """
-        import tantivy
+        import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
         try:
             return tantivy.Index.open(str(folder))

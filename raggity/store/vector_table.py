@@ -40,7 +40,7 @@ _COLUMNS = [
 
 
 def _schema(dim: int) -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # noqa: PLC0415 - lance loads on first use
 
     return pa.schema(
         [
@@ -73,7 +73,7 @@ def _quoted(ids: Iterable[str]) -> str:
 
 class VectorTableWriter:
     def __init__(self, folder: Path, dim: int) -> None:
-        import lancedb
+        import lancedb  # noqa: PLC0415 - lance loads on first use
 
         folder.mkdir(parents=True, exist_ok=True)
         self._db = lancedb.connect(str(folder))
@@ -96,7 +96,7 @@ class VectorTableWriter:
     def add(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if not chunks:
             return
-        import pyarrow as pa
+        import pyarrow as pa  # noqa: PLC0415 - lance loads on first use
 
         loc = [c.location for c in chunks]
         data = pa.table(
@@ -187,7 +187,7 @@ class VectorTableReader:
     IN_MEMORY_ROWS = 200_000
 
     def __init__(self, table: Path) -> None:
-        import lance
+        import lance  # noqa: PLC0415 - lance loads on first use
 
         self._dataset: Any = lance.dataset(str(table)) if committed(table) else None
         self._matrix: Vectors | None = None

@@ -369,7 +369,7 @@ def test_empty_file_gives_defaults_with_source(tmp_path: Path) -> None:
 
 def test_absolute_index_path_is_used_even_without_a_config_file(tmp_path: Path) -> None:
     """An API caller (like `rag eval --index`) may set an absolute index path on default settings."""
-    from raggity.config.schema import Config, IndexConfig
+    from raggity.config.schema import Config, IndexConfig  # noqa: PLC0415 - imported where the test needs it
 
     target = tmp_path / "elsewhere" / "idx"
     assert Config(index=IndexConfig(str(target))).index_dir == target

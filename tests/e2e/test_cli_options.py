@@ -32,7 +32,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 def test_version_prints_the_installed_version(tmp_path: Path) -> None:
-    from importlib.metadata import version
+    from importlib.metadata import version  # noqa: PLC0415 - imported where the test needs it
 
     done = rag("--version", cwd=tmp_path)
     assert done.returncode == 0

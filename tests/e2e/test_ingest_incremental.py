@@ -220,7 +220,7 @@ def test_deletion_is_scoped_to_the_ingested_roots(tmp_path: Path) -> None:
 
 def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path: Path) -> None:
     """Unchanged chunks keep their ids and vectors, but their stored lines must follow the edit."""
-    from raggity.store.vector_table import VectorTableReader
+    from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - imported where the test needs it
 
     config = write_config(tmp_path, ingest={"chunk_tokens": 32})
     notes = tmp_path / "notes"
@@ -273,10 +273,10 @@ def test_a_rebuild_reindexes_files_of_other_folders_instead_of_dropping_them(tmp
 
 
 def test_queries_refuse_an_index_built_by_another_embedder(tmp_path: Path) -> None:
-    import pytest
+    import pytest  # noqa: PLC0415 - imported where the test needs it
 
-    from raggity.core.errors import IndexStateError
-    from raggity.store.manifest import Fingerprint
+    from raggity.core.errors import IndexStateError  # noqa: PLC0415 - imported where the test needs it
+    from raggity.store.manifest import Fingerprint  # noqa: PLC0415 - imported where the test needs it
 
     s, _, docs = setup(tmp_path)
     s.ingest([docs])

@@ -190,8 +190,8 @@ def test_search_never_imports_llama_cpp(indexed: Indexed) -> None:
 def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(indexed: Indexed) -> None:
     """A HyDE passage can sit right on top of a chunk; the sufficiency floor must still judge the
     question the user asked."""
-    from raggity.core.trace import TraceRecorder
-    from raggity.core.types import Query
+    from raggity.core.trace import TraceRecorder  # noqa: PLC0415 - imported where the test needs it
+    from raggity.core.types import Query  # noqa: PLC0415 - imported where the test needs it
 
     session = indexed.session
     question = "What is the capital of Mongolia?"

@@ -33,7 +33,7 @@ def eventually(check: Callable[[], bool], what: str) -> None:
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Embedder:
     """One real ONNX embedder shared by the module's sessions (loading it is the slow part)."""
-    from tests.isolation import isolated_state
+    from tests.isolation import isolated_state  # noqa: PLC0415 - imported where the test needs it
 
     with isolated_state(_state_dirs):
         return Raggity(load_config(write_config(tmp_path_factory.mktemp("embedder")))).embedder
@@ -155,7 +155,7 @@ def test_ignored_files_are_not_indexed(watching: Watching) -> None:
 
 
 def test_the_filter_drops_the_index_folder_and_editor_droppings_only(tmp_path: Path) -> None:
-    from watchfiles import Change
+    from watchfiles import Change  # noqa: PLC0415 - imported where the test needs it
 
     keep = OutsideIndexFilter(tmp_path / "docs" / ".raggity")
     assert not keep(Change.modified, str(tmp_path / "docs" / ".raggity" / "manifest.json"))
@@ -224,7 +224,7 @@ def test_stop_during_an_ingest_lets_it_commit_then_returns(tmp_path: Path, embed
 
 
 def load_manifest_sources(session: Raggity) -> set[str]:
-    from raggity.store.manifest import load_manifest
+    from raggity.store.manifest import load_manifest  # noqa: PLC0415 - imported where the test needs it
 
     return set(load_manifest(session.layout.manifest).sources)
 
@@ -268,7 +268,7 @@ def test_rag_watch_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
 
 
 def test_a_missing_folder_is_a_clear_error_before_anything_is_watched(tmp_path: Path) -> None:
-    from raggity.api import RaggityError
+    from raggity.api import RaggityError  # noqa: PLC0415 - imported where the test needs it
 
     session = Raggity(load_config(write_config(tmp_path)))
     with pytest.raises(RaggityError, match="no such file or folder to watch"):

@@ -274,7 +274,7 @@ def _line_starts(text: str) -> list[int]:
 @cache
 def _parser(module: str, function: str) -> Any:
     # Imported on first use, one grammar at a time: a folder of Markdown never loads any.
-    import tree_sitter
+    import tree_sitter  # noqa: PLC0415 - a grammar loads only for its language
 
     language = tree_sitter.Language(getattr(importlib.import_module(module), function)())
     return tree_sitter.Parser(language)
