@@ -79,7 +79,9 @@ def test_slash_commands_show_sources_save_and_reset(
     )
     shown = capsys.readouterr()
 
-    assert "Here is what the sources say [1]." in shown.out
+    # The reply's [1] is dropped: no source supports the sentence, and the answer says it is unverified.
+    assert "Here is what the sources say.\n" in shown.out
+    assert "Could not verify" in shown.out
     # /sources prints the last turn's sources in full: the whole Linux paragraph.
     assert "unpack it into /opt/frobnicator and add its bin folder to your PATH." in shown.out
     assert "(searched for: How do I install frobnicator on macOS?)" in shown.out

@@ -71,6 +71,9 @@ def project(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Pr
     return Project(root, env, done.stdout + done.stderr)
 
 
+CACHED_TEXT = "Run DIR [/S] to list [link=http://evil.example]x[/link] files \x1b[2J below a folder [1]."
+
+
 def test_ingest_shows_the_folder_and_a_skipped_name_as_data(project: Project) -> None:
     assert_inert(project.ingest)
     assert re.search(rf"^skipped 1 file: .*\n  'docs/{re.escape(BROKEN_PDF_SHOWN)}'$", project.ingest, re.M)
@@ -101,24 +104,31 @@ def test_search_json_is_exact_and_inert(project: Project) -> None:
 def test_ask_streamed_plain_and_cached_all_print_the_same_inert_answer(project: Project) -> None:
     fresh = rag("ask", QUESTION, "--json", "--no-cache", cwd=project.root, env=project.env)
     assert fresh.returncode == 0, fresh.stderr
-    answer = json.loads(fresh.stdout)["answer"]
-    # The small model copies the document: the answer holds text rich once read as a closing tag.
-    assert "[/S]" in answer
+    assert_inert(fresh.stdout)
 
     streamed = rag("ask", QUESTION, "--no-cache", cwd=project.root, env=project.env)
     plain = rag("ask", QUESTION, "--no-cache", "--no-stream", cwd=project.root, env=project.env)
     stores = rag("ask", QUESTION, "--no-stream", cwd=project.root, env=project.env)
+    # What the model writes is the model's business; what an answer may hold is any text. The cached
+    # answer is rewritten to hold what rich would read as markup and what a terminal would obey.
+    [entry] = list(project.root.rglob("cache/*.json"))
+    cached_answer = json.loads(entry.read_text(encoding="utf-8"))
+    cached_answer["text"] = CACHED_TEXT
+    entry.write_text(json.dumps(cached_answer), encoding="utf-8")
     cached = rag("ask", QUESTION, "--no-stream", cwd=project.root, env=project.env)
     cached_streamed = rag("ask", QUESTION, cwd=project.root, env=project.env)
     cached_json = rag("ask", QUESTION, "--json", cwd=project.root, env=project.env)
     runs = [streamed, plain, stores, cached, cached_streamed, cached_json]
     assert [r.returncode for r in runs] == [0] * len(runs), [r.stderr for r in runs]
     assert json.loads(cached_json.stdout)["cached"] is True
+    assert json.loads(cached_json.stdout)["answer"] == CACHED_TEXT
     for run in runs:
         assert_inert(run.stdout + run.stderr)
-    outputs = {r.stdout.strip() for r in [streamed, plain, stores, cached, cached_streamed]}
-    assert len(outputs) == 1, outputs
-    assert "DIR [/S]" in outputs.pop()
+    assert len({r.stdout.strip() for r in [streamed, plain, stores]}) == 1
+    for run in (cached, cached_streamed):
+        first = run.stdout.splitlines()[0]
+        assert first.startswith("Run DIR [/S] to list [link=http://evil.example]x[/link] files")
+        assert "\\x1b[2J" in first  # the escape is shown, not obeyed
 
 
 def test_status_shows_the_project_folder_as_data(project: Project) -> None:
