@@ -18,7 +18,10 @@ from raggity.pipeline.citations import content_words
 
 # Most sentences kept per source: the best matches, each with the sentence that follows it.
 BEST_SENTENCES = 2
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|\n|$)")
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+[\"')\]]*|$)")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+# A line that starts its own unit even without a blank line before it: a heading or a list item.
+_LINE_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s)")
 _GAP = " … "
 _NAVIGATION = re.compile(
     r"^(?:skip to (?:main )?content|table of contents|contents|previous(?: topic| page)?|next(?: topic| page)?|"
@@ -53,7 +56,22 @@ def clean(text: str) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
+    """Sentences of `text`. A line break inside a paragraph is wrapping, not an end: documentation is
+    hard-wrapped at 80 columns, and cutting there split "Download its tarball,\nunpack it into ..."
+    into a fragment that lost the instruction. Blank lines, headings and list items do end one."""
+    pieces: list[str] = []
+    for paragraph in _PARAGRAPH.split(text):
+        current: list[str] = []
+        for line in paragraph.splitlines():
+            if _LINE_START.match(line) and current:
+                pieces.append(" ".join(current))
+                current = []
+            current.append(line.strip())
+            if line.lstrip().startswith("#"):  # a heading never runs on into the text below it
+                pieces.append(" ".join(current))
+                current = []
+        pieces.append(" ".join(current))
+    return [m.group(0).strip() for piece in pieces for m in _SENTENCE.finditer(piece) if m.group(0).strip()]
 
 
 def idf_weights(question: str, texts: Sequence[str]) -> dict[str, float]:

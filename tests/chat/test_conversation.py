@@ -38,7 +38,14 @@ def scripted_chat(messages: Messages) -> str:
     if is_rewrite(messages):
         follow_up = messages[-1]["content"].rsplit("Follow-up: ", 1)[1]
         return json.dumps({"question": REWRITES[follow_up]})
-    return "Here is what the sources say [1]."
+    if "macOS" in messages[-1]["content"].rsplit("Question:", 1)[-1]:
+        return MAC_REPLY
+    return LINUX_REPLY
+
+
+# Replies the Linux and macOS paragraphs support, so that the pipeline attaches their source.
+LINUX_REPLY = "Unpack the tarball into /opt/frobnicator and add its bin folder to your PATH [1]."
+MAC_REPLY = "Run brew install frobnicator in a terminal [1]."
 
 
 def test_each_turn_gets_fresh_sources_and_history_never_holds_a_source_block(index: Index) -> None:
@@ -62,7 +69,7 @@ def test_each_turn_gets_fresh_sources_and_history_never_holds_a_source_block(ind
     history, request = turn_two[1:3], turn_two[3]
     assert history[0]["content"] == "How do I install frobnicator on Linux?"
     # The stored answer keeps its words but not its [1]: that number meant turn one's sources.
-    assert history[1]["content"] == "Here is what the sources say."
+    assert history[1]["content"] == LINUX_REPLY.replace(" [1]", "")
     assert all(SOURCE_BLOCK not in m["content"] for m in turn_two[:3])
     assert SOURCE_BLOCK in request["content"]
     assert "Question: How do I install frobnicator on macOS?" in request["content"]

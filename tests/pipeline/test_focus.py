@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.focus import clean, focus, focus_sources, idf_weights, is_boilerplate
+from raggity.pipeline.focus import clean, focus, focus_sources, idf_weights, is_boilerplate, split_sentences
 
 NORMANS = (
     "The Normans were the people who gave their name to Normandy. "
@@ -67,3 +67,22 @@ def test_the_best_source_is_kept_even_without_a_shared_word() -> None:
     chunks = [_chunk(1, "Yeast makes bread rise."), _chunk(2, "Flour is milled wheat.")]
 
     assert [c.id for c in focus_sources("Why is dough fluffy?", chunks)] == ["c1"]
+
+
+def test_wrapped_lines_are_one_sentence_and_headings_and_items_stand_alone() -> None:
+    text = (
+        "## Installing on Linux\n"
+        "On Linux it needs 2 GB of free disk space. Download its tarball,\n"
+        "unpack it into /opt/frobnicator and add its bin folder to your PATH.\n"
+        "- first item\n"
+        "- second item\n\n"
+        "A new paragraph"
+    )
+    assert split_sentences(text) == [
+        "## Installing on Linux",
+        "On Linux it needs 2 GB of free disk space.",
+        "Download its tarball, unpack it into /opt/frobnicator and add its bin folder to your PATH.",
+        "- first item",
+        "- second item",
+        "A new paragraph",
+    ]
