@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.api.evaluate import eval_session, index_corpus, live_chunks
@@ -32,12 +32,6 @@ class AnswerReport:
     chunks: int
     index_seconds: float
     groups: tuple[GroupScore, ...]
-
-
-def with_generation_model(config: Config, model: str) -> Config:
-    """The config with another generation model by name; a configured model_path would override the
-    name, so it is cleared."""
-    return replace(config, generation=replace(config.generation, model=model, model_path=""))
 
 
 def evaluate_answers(

@@ -49,6 +49,12 @@ class SearchResult:
     trace: tuple[StageTrace, ...]
 
 
+def with_generation_model(config: Config, model: str) -> Config:
+    """The config with another generation model by name (`rag ask --model`, `rag eval --model`); a
+    configured model_path would override the name, so it is cleared."""
+    return replace(config, generation=replace(config.generation, model=model, model_path=""))
+
+
 def _ignore(_: str) -> None:
     pass
 

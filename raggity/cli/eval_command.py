@@ -231,7 +231,8 @@ def _answers(
     details: Path | None,
     json_out: bool,
 ) -> None:
-    from raggity.api.answer_eval import evaluate_answers, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.answer_eval import evaluate_answers  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.session import with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.progress import RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 

@@ -203,6 +203,13 @@ def ask(
         ),
     ] = None,
     path: PathOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Generation model to use instead of [generation] model, e.g. qwen2.5-coder-1.5b-instruct.",
+        ),
+    ] = None,
     config: ConfigOption = None,
     json_out: JsonOption = False,
     trace: Annotated[
@@ -247,7 +254,7 @@ def ask(
     from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    session = _session(config)
+    session = _session(config, model=model)
     streaming = not (json_out or no_stream)
     started = time.perf_counter()
     first: list[float] = []

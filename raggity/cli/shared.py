@@ -69,7 +69,9 @@ def warn(message: str) -> None:
     err.print(Text.assemble(("warning:", "yellow"), " ", visible(message)))
 
 
-def session(config: Path | None) -> Raggity:
-    from raggity.api.session import Raggity  # noqa: PLC0415 - deferred so `rag --help` stays instant
+def session(config: Path | None, *, model: str | None = None) -> Raggity:
+    """The session for a command; `model` names a generation model to use instead of the config's."""
+    from raggity.api.session import Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    return Raggity(load(config), warn=warn)
+    cfg = load(config)
+    return Raggity(with_generation_model(cfg, model) if model else cfg, warn=warn)

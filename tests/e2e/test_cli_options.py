@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from raggity.pipeline.search import path_matches
-from tests.support import rag, write_config, write_corpus
+from tests.support import assert_clean_error, rag, write_config, write_corpus
 
 QUESTION = "How much disk space does frobnicator need on Linux?"
 
@@ -103,3 +103,12 @@ def test_shell_completion_is_offered(tmp_path: Path) -> None:
     done = rag("--help", cwd=tmp_path)
     assert "--install-completion" in done.stdout
     assert "--show-completion" in done.stdout
+
+
+def test_ask_model_switches_the_generator_without_editing_the_config(project: Project) -> None:
+    # The config names SmolLM2 (tests/support.py); the flag's model is the one resolved instead.
+    args = ("ask", "--config", str(project.config), "--json", "--no-cache", QUESTION)
+    unknown = rag(*args, "--model", "no-such-model", cwd=project.root)
+    assert unknown.returncode == 3, unknown.stderr
+    assert "no-such-model" in assert_clean_error(unknown.stderr)
+    assert rag(*args, cwd=project.root).returncode == 0  # without the flag, the config's model answers
