@@ -7,8 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Annotated, Self
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from raggity.api import DEFAULT_PER_GROUP, DEFAULT_SEED, RaggityError
+from raggity.cli.lazy_bar import LazyBar
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, warn
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ def _retrieval(
         out.print(rows)
 
 
-class _AnswerDisplay:
+class _AnswerDisplay(LazyBar):
     """The question bar on stderr, and the --details file written one line per answer as it comes.
 
     `before` runs when the first question starts: it closes the ingest bar, since rich shows one live
@@ -187,15 +187,6 @@ class _AnswerDisplay:
             console=console,
         )
         self._task = self._progress.add_task("answers", total=None)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress.live.is_started:
-            self._progress.stop()
 
     def begin(self, total: int) -> None:
         self._before()

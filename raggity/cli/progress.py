@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -18,36 +17,17 @@ from rich.progress import (
 )
 
 from raggity.api import IngestPace, Skipped
+from raggity.cli.lazy_bar import LazyBar
 
 if TYPE_CHECKING:
     from raggity.api import GraphBuildStatus
-
-
-class _LazyBar:
-    """A context manager around `self._progress`, a bar that starts with the first work reported.
-
-    An error raised before any work (a missing path, a held lock) then prints its one line without an
-    empty bar above it, and only a started bar is stopped: stopping an unstarted one prints an empty
-    line.
-    """
-
-    _progress: Progress
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress.live.is_started:
-            self._progress.stop()
 
 
 # An ingest expected to run longer than this is announced once, with its estimate, above the bar.
 LONG_INGEST_SECONDS = 300
 
 
-class RichIngestProgress(_LazyBar):
+class RichIngestProgress(LazyBar):
     """The ingest bar: chunks embedded out of the chunks expected, files read, rate, and the time
     left from the work left (see IngestPace), not from the files counted."""
 
@@ -118,7 +98,7 @@ class RichIngestProgress(_LazyBar):
         self.skipped.append(Skipped(source, reason))
 
 
-class RichGraphProgress(_LazyBar):
+class RichGraphProgress(LazyBar):
     """The entity-graph build's bar: chunks done, rate and time left. Used as a GraphProgress callback.
 
     The bar appears with the first status, so a build with nothing to extract prints no empty bar.
