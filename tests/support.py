@@ -12,12 +12,15 @@ from typing import Any
 
 import tomli_w
 
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
 from raggity.pipeline.generation import TextGenerator
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
 from raggity.store.vector_table import VectorTableReader
 from tests.ingest.test_pdf import make_pdf
+from tests.isolation import isolated_state
 
 # -- the installed `rag` console script, run as a user runs it ------------------------------------
 RAG = Path(sys.executable).parent / "rag"
@@ -190,6 +193,19 @@ def write_corpus(folder: Path) -> dict[str, Path]:
     pdf.write_bytes(make_pdf(PDF_PAGES))
     paths["pdf"] = pdf.resolve()
     return paths
+
+
+def ingested_corpus(
+    root: Path, state_dirs: dict[str, Path], **sections: dict[str, Any]
+) -> tuple[Path, dict[str, Path], Raggity]:
+    """For module-scoped fixtures: a config under `root` with its index in root/index (DEFAULTS merged
+    with `sections`), and write_corpus ingested with it; returns the config, the files, the session."""
+    config = write_config(root, index={"path": str(root / "index")}, **sections)
+    docs = write_corpus(root / "docs")
+    with isolated_state(state_dirs):
+        session = Raggity(load_config(config))
+        session.ingest([root / "docs"])
+    return config, docs, session
 
 
 def line_range(path: Path, sentence: str) -> tuple[int, int]:

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from raggity.api import Raggity, load_config
 from raggity.core.protocols import Embedder
-from tests.isolation import isolated_state
-from tests.support import write_config, write_corpus
+from tests.support import ingested_corpus
 
 
 @dataclass(frozen=True)
@@ -22,16 +20,11 @@ class Index:
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Index:
-    root = tmp_path_factory.mktemp("chat")
-    config = write_config(
-        root,
-        index={"path": str(root / "index")},
+    config, docs, session = ingested_corpus(
+        tmp_path_factory.mktemp("chat"),
+        _state_dirs,
         ingest={"chunk_tokens": 64, "parent_tokens": 256},
         retrieval={"top_k": 2},
         generation={"threads": 1},
     )
-    docs = write_corpus(root / "docs")
-    with isolated_state(_state_dirs):
-        session = Raggity(load_config(config))
-        session.ingest([root / "docs"])
     return Index(config, docs, session.embedder)

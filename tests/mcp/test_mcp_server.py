@@ -15,9 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from raggity.api import Raggity, load_config
-from tests.isolation import isolated_state
-from tests.support import RAG, write_config, write_corpus
+from tests.support import RAG, ingested_corpus, write_config
 
 Client = Callable[[ClientSession], Awaitable[None]]
 
@@ -32,16 +30,13 @@ class Index:
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]) -> Index:
     root = tmp_path_factory.mktemp("mcp")
-    config = write_config(
+    config, docs, _ = ingested_corpus(
         root,
-        index={"path": str(root / "index")},
+        _state_dirs,
         ingest={"chunk_tokens": 64, "parent_tokens": 256},
         retrieval={"top_k": 3},
         generation={"threads": 1},
     )
-    docs = write_corpus(root / "docs")
-    with isolated_state(_state_dirs):
-        Raggity(load_config(config)).ingest([root / "docs"])
     return Index(config, root / "index", docs)
 
 
