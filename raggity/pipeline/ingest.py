@@ -75,7 +75,7 @@ class IngestProgress(Protocol):
         ...
 
     def read(self, size: int, chunks: int) -> None:
-        """A file of `size` bytes was read and cut into `chunks` chunks (embedded later, in batches)."""
+        """A file of `size` bytes was read; `chunks` of its chunks are new and will be embedded."""
         ...
 
     def warn(self, source: str, reason: str) -> None: ...
@@ -195,7 +195,10 @@ class IndexSync:
         batch = _Batch()
         added = changed = 0
         for item in todo:
+            # Chunks this file sends to the embedder: its unchanged chunks keep their vectors.
+            queued = self._written + len(batch.chunks)
             ids, digest, problem = self._read_settled(item, batch, table, bm25, manifest, stored, stale)
+            new_chunks = self._written + len(batch.chunks) - queued
             if digest is None:
                 reason = problem or "vanished during ingest"
                 skipped.append(Skipped(item.source, reason))
@@ -213,7 +216,7 @@ class IndexSync:
             else:
                 added += 1
             batch.finished[item.source] = SourceEntry(digest, item.size, item.mtime_ns, tuple(ids))
-            self._progress.read(item.size, len(ids))
+            self._progress.read(item.size, new_chunks)
             self._progress.advanced(1, 0, 0)
         self._flush(batch, table, bm25, manifest, stored)
         stale -= manifest.live_ids()

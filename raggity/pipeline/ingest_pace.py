@@ -22,6 +22,8 @@ class IngestPace:
     @property
     def chunks_expected(self) -> int | None:
         """Chunks this ingest will embed in all; None before any file with text was read."""
+        if self.bytes_total <= 0:
+            return self.chunks_read  # nothing planned to read: no more will come
         if self.bytes_read <= 0 or self.chunks_read <= 0:
             return None
         left = max(self.bytes_total - self.bytes_read, 0)

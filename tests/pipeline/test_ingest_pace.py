@@ -29,3 +29,7 @@ def test_seconds_left_are_chunks_left_over_the_embedding_rate() -> None:
 def test_a_finished_ingest_has_no_time_left() -> None:
     pace = IngestPace(1000, bytes_read=1000, chunks_read=40, chunks_embedded=40, seconds=20.0)
     assert pace.seconds_left == 0.0
+
+
+def test_an_ingest_with_nothing_to_read_expects_nothing() -> None:
+    assert IngestPace(0).chunks_expected == 0  # shown as 0/0, not as an unknown total
