@@ -195,10 +195,9 @@ class IndexSync:
         batch = _Batch()
         added = changed = 0
         for item in todo:
-            # Chunks this file sends to the embedder: its unchanged chunks keep their vectors.
-            queued = self._written + len(batch.chunks)
-            ids, digest, problem = self._read_settled(item, batch, table, bm25, manifest, stored, stale)
-            new_chunks = self._written + len(batch.chunks) - queued
+            ids, digest, problem, new_chunks = self._read_counted(
+                item, batch, table, bm25, manifest, stored, stale
+            )
             if digest is None:
                 reason = problem or "vanished during ingest"
                 skipped.append(Skipped(item.source, reason))
@@ -238,6 +237,22 @@ class IndexSync:
             rebuilt=rebuilt,
             repaired=repaired,
         )
+
+    def _read_counted(
+        self,
+        item: SourceFile,
+        batch: _Batch,
+        table: VectorTableWriter,
+        bm25: Bm25Writer,
+        manifest: Manifest,
+        stored: set[str],
+        stale: set[str],
+    ) -> tuple[list[str], str | None, str | None, int]:
+        """_read_settled, plus how many chunks the file sent to the embedder (its unchanged chunks
+        keep their vectors): what the progress display counts as work."""
+        queued = self._written + len(batch.chunks)
+        ids, digest, problem = self._read_settled(item, batch, table, bm25, manifest, stored, stale)
+        return ids, digest, problem, self._written + len(batch.chunks) - queued
 
     def _read_settled(
         self,
