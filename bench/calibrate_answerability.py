@@ -14,7 +14,8 @@ of the answerable ones than the configured cosine floor already does. Ties go to
 
     python -m bench.calibrate_answerability [--per-group 100] [--model qwen2.5-coder-0.5b-instruct]
 
-Writes bench/results/answerability.json.
+Writes bench/results/answerability.<model>.json; the pair chosen goes into CALIBRATED in
+raggity/pipeline/answerability.py by hand, so that a change of thresholds is a reviewed commit.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import load_beir
 from raggity.pipeline.answerability import ContinuationScorer, Thresholds
 from raggity.pipeline.ask import answer_from_candidates
+from raggity.pipeline.prompt import PROMPT_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
-RESULTS = ROOT / "bench" / "results" / "answerability.json"
+RESULTS = ROOT / "bench" / "results"
 MAX_ANSWERABLE_DECLINED = 0.05
 OFF = Thresholds(min_coverage=0.0, max_refusal_probability=1.0)
 
@@ -152,8 +154,10 @@ def main() -> None:
         session.index_sources([document_source(d) for d in squad.corpus], lambda _: True)
     model = SignalsOnly(session.generator)
     started = time.perf_counter()
+    RESULTS.mkdir(parents=True, exist_ok=True)
     # Signals already collected for this model and index (an interrupted run resumes from them).
-    done_file = RESULTS.with_suffix(f".{args.model}.jsonl")
+    # Signals depend on the prompt, so a new prompt version starts a new log.
+    done_file = RESULTS / f"answerability.{args.model}.prompt{PROMPT_VERSION}.jsonl"
     done = {}
     if done_file.exists():
         done = {
@@ -181,6 +185,7 @@ def main() -> None:
         f"{MAX_ANSWERABLE_DECLINED:.0%} answerable declines to the cosine floor's",
         "split": "sha256(question id)[0] % 4 == 0",
         "model": args.model,
+        "prompt_version": PROMPT_VERSION,
         "per_group": {name: len(rows) for name, rows in groups.items()},
         "sufficiency_floor": floor,
         "chosen": {
@@ -192,8 +197,9 @@ def main() -> None:
         "seconds": round(time.perf_counter() - started, 1),
         "signals": groups,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (RESULTS / f"answerability.{args.model}.json").write_text(
+        json.dumps(result, indent=1) + "\n", encoding="utf-8"
+    )
     print(json.dumps({k: v for k, v in result.items() if k != "signals"}, indent=1))
 
 

@@ -15,6 +15,7 @@ from raggity.core.trace import TraceRecorder
 from raggity.core.types import Answer, Candidate, Query, StageTrace
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.answer_cache import AnswerCache
+from raggity.pipeline.answerability import thresholds_for
 from raggity.pipeline.ask import AskSettings, answer_from_candidates, select_candidates
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.graph_build import GraphBuildSettings, GraphProgress
@@ -369,5 +370,13 @@ class Raggity:
     def _ask_settings(self) -> AskSettings:
         r, g = self.config.retrieval, self.config.generation
         return AskSettings(
-            r.top_k, r.sufficiency_floor, r.relevance_floor, r.parent_document, g.max_tokens, g.temperature
+            r.top_k,
+            r.sufficiency_floor,
+            r.relevance_floor,
+            r.parent_document,
+            g.max_tokens,
+            g.source_tokens,
+            g.temperature,
+            # model_path names a file nobody calibrated, whatever `model` says.
+            thresholds_for("" if g.model_path else g.model),
         )

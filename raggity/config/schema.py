@@ -138,6 +138,9 @@ class GenerationConfig:
     )
     model_path: str = key("", "Path to any GGUF file; overrides model.", reach=Reach.WHEN_SET)
     max_tokens: int = key(512, "Most tokens in one answer.", lo=1)
+    source_tokens: int = key(
+        400, "Most prompt tokens of source text, best sources first (fewer: the answer starts sooner).", lo=64
+    )
     temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
     context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512)
     threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0)

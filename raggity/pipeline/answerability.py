@@ -18,13 +18,6 @@ from raggity.pipeline.citations import content_words
 
 Reason = Literal["", "coverage", "model"]
 
-# Calibrated with the default 0.5B model on a question-id-hash split of squad2-dev (answerable vs
-# impossible) and SciFact claims asked of it, 25 questions per group: the pair that declines the most
-# impossible and out-of-corpus questions while adding at most 5% answerable declines to the cosine
-# floor's (bench/calibrate_answerability.py, bench/results/answerability.json, docs/answers.md).
-MIN_COVERAGE = 0.3
-MAX_REFUSAL_PROBABILITY = 0.1403
-
 
 @runtime_checkable
 class ContinuationScorer(Protocol):
@@ -35,8 +28,25 @@ class ContinuationScorer(Protocol):
 
 @dataclass(frozen=True)
 class Thresholds:
-    min_coverage: float = MIN_COVERAGE
-    max_refusal_probability: float = MAX_REFUSAL_PROBABILITY
+    min_coverage: float = 0.3
+    # A model nobody calibrated declines only when it finds refusing more likely than answering.
+    max_refusal_probability: float = 0.5
+
+
+# Calibrated per packaged model on a question-id-hash split of squad2-dev (answerable vs impossible)
+# and SciFact claims asked of it: the pair that declines the most impossible and out-of-corpus
+# questions while adding at most 5% answerable declines to the cosine floor's. A refusal probability
+# means something different for every model, so each model has its own pair
+# (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
+CALIBRATED: dict[str, Thresholds] = {
+    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.3, max_refusal_probability=0.1403),
+}
+
+
+def thresholds_for(model: str) -> Thresholds:
+    """The calibrated thresholds of a packaged model by name; the uncalibrated default otherwise
+    (a pulled model, or any GGUF given by model_path)."""
+    return CALIBRATED.get(model, Thresholds())
 
 
 @dataclass(frozen=True)

@@ -71,20 +71,19 @@ The district inspector reads the logbook during each quarterly visit and signs e
 the tower itself would leave the coast dark.
 """
 
-SOURCE_BLOCK = re.compile(r'<source id="(\d+)" file="([^"]*)" at="([^"]*)">\n(.*?)\n</source>', re.DOTALL)
+SOURCE_BLOCK = re.compile(r'<source id="(\d+)" file="([^"]*)">\n(.*?)\n</source>', re.DOTALL)
 
 
 @dataclass(frozen=True)
 class PromptBlock:
     n: int
     file: str
-    at: str
     text: str
 
 
 def prompt_blocks(messages: Sequence[dict[str, str]]) -> list[PromptBlock]:
     user = next(m["content"] for m in messages if m["role"] == "user")
-    return [PromptBlock(int(n), f, at, text) for n, f, at, text in SOURCE_BLOCK.findall(user)]
+    return [PromptBlock(int(n), f, text) for n, f, text in SOURCE_BLOCK.findall(user)]
 
 
 def scripted(script: Callable[[list[PromptBlock]], str]) -> ScriptedGenerator:
@@ -125,6 +124,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path
             root / "real", index=index, ingest=ingest, retrieval={"top_k": 3}, generation={"threads": 1}
         ),
         "children": write_config(root / "children", index=index, ingest=ingest, retrieval={"top_k": 1}),
+        "calibrated": write_config(
+            root / "calibrated",
+            index=index,
+            ingest=ingest,
+            generation={"model": "qwen2.5-coder-0.5b-instruct"},
+        ),
+        "short": write_config(root / "short", index=index, ingest=ingest, generation={"source_tokens": 64}),
         "parents": write_config(
             root / "parents", index=index, ingest=ingest, retrieval={"top_k": 1, "parent_document": True}
         ),
@@ -214,7 +220,6 @@ def test_real_answer_with_smollm(corpus: Corpus) -> None:
     by_n = {b.n: b for b in blocks}
     for citation in answer.citations:
         assert citation.source == by_n[citation.n].file
-        assert str(citation.location) == by_n[citation.n].at
 
 
 # -- plumbing, with a scripted generator ---------------------------------------------------------
@@ -338,6 +343,32 @@ def test_a_likely_refusal_declines_before_generating(corpus: Corpus) -> None:
     assert {t.stage: t for t in answer.trace}["model-judgement"].detail["refusal_probability"] == 1.0
 
 
+def test_the_refusal_ceiling_is_the_models_own(corpus: Corpus) -> None:
+    # The same judgement declines under the calibrated 0.5B model's ceiling (0.1403) and answers
+    # under the uncalibrated default (0.5) that a model nobody calibrated (here SmolLM2) gets.
+    question = "How much disk space does frobnicator need on Linux?"
+
+    calibrated = corpus.fresh("calibrated", JudgingGenerator(0.3)).ask(question)
+    uncalibrated = corpus.fresh("base", JudgingGenerator(0.3)).ask(question)
+
+    assert calibrated.refused
+    assert not uncalibrated.refused
+    assert uncalibrated.citations
+
+
+def test_source_tokens_bounds_the_sources_in_the_prompt(corpus: Corpus) -> None:
+    question = "How much disk space does frobnicator need on Linux?"
+    default, short = scripted(lambda _: LINUX_SENTENCE), scripted(lambda _: LINUX_SENTENCE)
+
+    corpus.fresh("base", default).ask(question)
+    corpus.fresh("short", short).ask(question)
+
+    [full], [bounded] = prompts(default), prompts(short)
+    assert 1 <= len(bounded) < len(full)
+    assert bounded[0] == full[0]  # the best source is kept first
+    assert sum(len(b.text.split()) for b in bounded) <= 64
+
+
 def test_an_unlikely_refusal_lets_the_model_answer(corpus: Corpus) -> None:
     session = corpus.fresh("base", JudgingGenerator(0.0))
 
@@ -397,7 +428,7 @@ def test_an_unverifiable_answer_says_so_in_json(corpus: Corpus) -> None:
     assert data["unsupported_sentences"] == ["Frobnicator was designed on the Moon by penguins."]
 
 
-def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
+def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str, Answer]:
     generator = scripted(lambda blocks: "It is polished every morning. [1]")
     session = corpus.fresh(config, generator)
     # Both sentences bear on the question, so focusing keeps both when the parent holds both.
@@ -406,7 +437,8 @@ def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str]:
     )
     assert not answer.abstained
     [blocks] = prompts(generator)
-    return blocks, answer.trace[stage_names(answer).index("parent-expansion")].detail["enabled"]  # type: ignore[return-value]
+    enabled = answer.trace[stage_names(answer).index("parent-expansion")].detail["enabled"]
+    return blocks, enabled, answer  # type: ignore[return-value]
 
 
 def test_parent_document_gives_the_model_the_neighbouring_chunks(corpus: Corpus) -> None:
@@ -422,14 +454,14 @@ def test_parent_document_gives_the_model_the_neighbouring_chunks(corpus: Corpus)
     assert first.id != last.id
     assert first.parent_id == last.parent_id
 
-    blocks, enabled = parent_check(corpus, "children")
+    blocks, enabled, _ = parent_check(corpus, "children")
     assert enabled is False
     [block] = blocks
     assert block.file == str(corpus.lighthouse)
     assert LIGHTHOUSE_FIRST in " ".join(block.text.split())
     assert LIGHTHOUSE_LAST not in " ".join(block.text.split())
 
-    blocks, enabled = parent_check(corpus, "parents")
+    blocks, enabled, answer = parent_check(corpus, "parents")
     assert enabled is True
     [block] = blocks
     flat = " ".join(block.text.split())
@@ -437,4 +469,8 @@ def test_parent_document_gives_the_model_the_neighbouring_chunks(corpus: Corpus)
     assert LIGHTHOUSE_FIRST in flat
     assert LIGHTHOUSE_LAST in flat
     siblings = sorted((c for c in chunks if c.parent_id == first.parent_id), key=lambda c: c.ordinal)
-    assert block.at == f"lines {siblings[0].location.line_start}-{siblings[-1].location.line_end}"
+    # The answer cites the whole parent passage, first child to last.
+    [citation] = answer.citations
+    assert (
+        str(citation.location) == f"lines {siblings[0].location.line_start}-{siblings[-1].location.line_end}"
+    )

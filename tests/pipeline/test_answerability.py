@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from raggity.pipeline.answerability import Thresholds, coverage, judge_coverage, judge_refusal
+from raggity.pipeline.answerability import (
+    CALIBRATED,
+    Thresholds,
+    coverage,
+    judge_coverage,
+    judge_refusal,
+    thresholds_for,
+)
 
 
 def test_coverage_is_the_best_single_source_share_of_question_words() -> None:
@@ -29,3 +36,12 @@ def test_the_refusal_ceiling_is_compared_at_the_traces_precision() -> None:
     """Calibration reads probabilities rounded to 4 decimals; 0.14034 is the calibrated 0.1403."""
     assert judge_refusal(0.14034, Thresholds(max_refusal_probability=0.1403)).answerable
     assert not judge_refusal(0.14036, Thresholds(max_refusal_probability=0.1403)).answerable
+
+
+def test_each_packaged_model_has_its_own_calibration_and_others_the_default() -> None:
+    assert thresholds_for("qwen2.5-coder-0.5b-instruct") == CALIBRATED["qwen2.5-coder-0.5b-instruct"]
+    assert thresholds_for("qwen2.5-coder-0.5b-instruct") != Thresholds()
+    # A pulled model, or a GGUF named by model_path (the session passes ""), declines only when the
+    # model finds refusing more likely than answering.
+    assert thresholds_for("my-pulled-model") == thresholds_for("") == Thresholds()
+    assert Thresholds().max_refusal_probability == 0.5
