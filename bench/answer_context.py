@@ -46,7 +46,7 @@ def main() -> None:
     squad = load_beir(SHARED / "squad2-dev")
     session = Raggity(replace(Config(), index=IndexConfig(str(args.index.resolve()))), warn=lambda _: None)
     if not args.index.exists():
-        session.index_sources([document_source(d) for d in squad.corpus], lambda _: True)
+        session.ingest_run().index_sources([document_source(d) for d in squad.corpus], lambda _: True)
     questions = random.Random(1).sample(
         [q.question for q in squad.questions if not q.impossible], args.questions
     )

@@ -9,10 +9,12 @@ from the rest never overlaps it:
 The model generates nothing here: only the refusal probability is read from the answer prompt.
 
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
-most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% more
-of the answerable ones than the configured cosine floor already does. Ties go to the more lenient pair.
+most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of the
+answerable ones in all, cosine floor included. Ties go to the more lenient pair. With --search-floor
+the cosine floor ([retrieval] sufficiency_floor) is chosen the same way, with the pair; that is done
+for the default model, and other models are calibrated with the floor it chose.
 
-    python -m bench.calibrate_answerability [--per-group 100] [--model qwen2.5-coder-0.5b-instruct]
+    python -m bench.calibrate_answerability [--per-group 100] [--model NAME] [--search-floor]
 
 Writes bench/results/answerability.<model>.json; the pair chosen goes into CALIBRATED in
 raggity/pipeline/answerability.py by hand, so that a change of thresholds is a reviewed commit.
@@ -103,24 +105,31 @@ def rate(rows: Sequence[dict[str, Any]], floor: float, thresholds: Thresholds) -
     return sum(declined(r, floor, thresholds) for r in rows) / max(len(rows), 1)
 
 
-def choose(groups: dict[str, list[dict[str, Any]]], floor: float) -> tuple[Thresholds, dict[str, float]]:
+def choose(
+    groups: dict[str, list[dict[str, Any]]], cosine_floors: Sequence[float]
+) -> tuple[float, Thresholds, dict[str, float]]:
+    """The (cosine floor, coverage floor, refusal ceiling) that declines the most impossible and
+    out-of-corpus questions while declining at most 5% of the answerable ones in all (or no more than
+    the lowest cosine floor on offer already does, if that is more). Ties go to the more lenient."""
     probabilities = sorted({r["refusal_probability"] for rows in groups.values() for r in rows} - {None})
     ceilings = [1.0, *(p for p in probabilities if p >= 0.05)]
-    floors = [round(0.05 * k, 2) for k in range(21)]
-    budget = rate(groups["answerable"], floor, OFF) + MAX_ANSWERABLE_DECLINED
-    best: tuple[float, float, float, Thresholds] | None = None
-    for coverage_floor in floors:
-        for ceiling in ceilings:
-            t = Thresholds(coverage_floor, ceiling)
-            if rate(groups["answerable"], floor, t) > budget:
-                continue
-            score = (rate(groups["impossible"], floor, t) + rate(groups["out_of_corpus"], floor, t)) / 2
-            key = (score, -coverage_floor, ceiling, t)
-            if best is None or key[:3] > best[:3]:
-                best = key
-    assert best is not None  # (0, 1.0) declines only what the cosine floor declines
-    chosen = best[3]
-    return chosen, {name: round(rate(rows, floor, chosen), 4) for name, rows in groups.items()}
+    coverage_floors = [round(0.05 * k, 2) for k in range(21)]
+    lowest = min(cosine_floors)
+    budget = max(MAX_ANSWERABLE_DECLINED, rate(groups["answerable"], lowest, OFF))
+    best: tuple[tuple[float, float, float, float], float, Thresholds] | None = None
+    for floor in cosine_floors:
+        for coverage_floor in coverage_floors:
+            for ceiling in ceilings:
+                t = Thresholds(coverage_floor, ceiling)
+                if rate(groups["answerable"], floor, t) > budget:
+                    continue
+                score = (rate(groups["impossible"], floor, t) + rate(groups["out_of_corpus"], floor, t)) / 2
+                key = (score, -floor, -coverage_floor, ceiling)
+                if best is None or key > best[0]:
+                    best = (key, floor, t)
+    assert best is not None  # (lowest floor, 0, 1.0) declines only what that floor declines
+    _, floor, chosen = best
+    return floor, chosen, {name: round(rate(rows, floor, chosen), 4) for name, rows in groups.items()}
 
 
 def main() -> None:
@@ -129,6 +138,11 @@ def main() -> None:
     parser.add_argument("--model", default=GenerationConfig.model)
     parser.add_argument("--index", type=Path, default=Path("/tmp/raggity-squad2-index"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--search-floor",
+        action="store_true",
+        help="choose [retrieval] sufficiency_floor too (for the default model; others keep it)",
+    )
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared machine)"
     )
@@ -151,7 +165,7 @@ def main() -> None:
     )
     session = Raggity(config, warn=lambda _: None)
     if not args.index.exists():
-        session.index_sources([document_source(d) for d in squad.corpus], lambda _: True)
+        session.ingest_run().index_sources([document_source(d) for d in squad.corpus], lambda _: True)
     model = SignalsOnly(session.generator)
     started = time.perf_counter()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -178,16 +192,18 @@ def main() -> None:
                     log.flush()
                 groups[name].append(done[question])
             print(i + 1, f"{time.perf_counter() - started:.0f}s", flush=True)
-    floor = config.retrieval.sufficiency_floor
-    chosen, rates = choose(groups, floor)
+    configured = config.retrieval.sufficiency_floor
+    floors = [round(0.05 * k, 2) for k in range(11)] if args.search_floor else [configured]
+    floor, chosen, rates = choose(groups, floors)
     result = {
-        "principle": "most impossible + out-of-corpus declined, adding at most "
-        f"{MAX_ANSWERABLE_DECLINED:.0%} answerable declines to the cosine floor's",
+        "principle": "most impossible + out-of-corpus declined, declining at most "
+        f"{MAX_ANSWERABLE_DECLINED:.0%} of the answerable questions",
         "split": "sha256(question id)[0] % 4 == 0",
         "model": args.model,
         "prompt_version": PROMPT_VERSION,
         "per_group": {name: len(rows) for name, rows in groups.items()},
         "sufficiency_floor": floor,
+        "sufficiency_floor_searched": args.search_floor,
         "chosen": {
             "min_coverage": chosen.min_coverage,
             "max_refusal_probability": chosen.max_refusal_probability,
