@@ -180,7 +180,7 @@ def main() -> None:
         }
     groups: dict[str, list[dict[str, Any]]] = {name: [] for name in picks}
     with done_file.open("a", encoding="utf-8") as log:
-        # Round robin over the groups, so that a shorter run (a smaller --per-group) is a prefix.
+        # Round robin over the groups, so that an interrupted run holds the same number of each group.
         for i in range(args.per_group):
             for name, questions in picks.items():
                 if i >= len(questions):

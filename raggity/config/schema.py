@@ -115,7 +115,7 @@ class RetrievalConfig:
     rerank_max_tokens: int = key(512, "Longest query + passage pair the cross-encoder sees.", lo=16, hi=512)
     dedup_cosine: float = key(0.92, "Drop a candidate this similar (cosine) to a better one.", lo=0.0, hi=1.0)
     sufficiency_floor: float = key(
-        0.35, "Abstain when the best dense cosine is below this (see docs/retrieval.md).", lo=0.0, hi=1.0
+        0.25, "Abstain when the best dense cosine is below this (see docs/retrieval.md).", lo=0.0, hi=1.0
     )
     relevance_floor: float = key(
         0.0, "Drop candidates whose rerank score is below this (0: off).", lo=0.0, hi=1.0
@@ -132,7 +132,7 @@ class RetrievalConfig:
 @dataclass(frozen=True)
 class GenerationConfig:
     model: str = key(
-        "qwen2.5-coder-0.5b-instruct",
+        "qwen2.5-coder-1.5b-instruct",
         "Generator: a packaged model name or a pulled GGUF.",
         reach=Reach.MODEL_AS_PATH,
     )

@@ -5,7 +5,8 @@ signals are read here: how much of the question the best source covers (lexical 
 words a reader would look for), and the model's own judgement, the probability it gives to the fixed
 refusal reply in the very prompt it would answer (read before generating, so a decline costs no
 answer tokens and an answer reuses the evaluated prompt). Thresholds come from
-bench/calibrate_answerability.py (results in bench/results/answerability.json); see docs/answers.md.
+bench/calibrate_answerability.py, per model (results in bench/results/answerability.<model>.json);
+see docs/answers.md.
 """
 
 from __future__ import annotations
@@ -35,10 +36,14 @@ class Thresholds:
 
 # Calibrated per packaged model on a question-id-hash split of squad2-dev (answerable vs impossible)
 # and SciFact claims asked of it: the pair that declines the most impossible and out-of-corpus
-# questions while adding at most 5% answerable declines to the cosine floor's. A refusal probability
+# questions while declining at most 5% of the answerable ones, cosine floor included. A refusal probability
 # means something different for every model, so each model has its own pair
 # (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
 CALIBRATED: dict[str, Thresholds] = {
+    # 100 questions per group (87 SciFact claims; bench/results/answerability.qwen2.5-coder-1.5b-
+    # instruct.json), cosine floor 0.25: the coverage floor adds nothing within the answerable budget.
+    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.0, max_refusal_probability=0.6663),
+    # Calibrated with an earlier prompt (version 3) and the 0.35 cosine floor, 25 questions per group.
     "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.3, max_refusal_probability=0.1403),
 }
 
