@@ -18,8 +18,7 @@ from typing import Any
 
 from bench.child import run_child
 from bench.ingest_docs import ROOT, ingest_folder
-
-SCIFACT = Path(os.environ.get("RAGGITY_BENCH_DATASET", ROOT.parent / "shared" / "eval" / "scifact"))
+from bench.run import SCIFACT
 
 
 def scifact_run(code: Path, work: Path) -> dict[str, Any]:

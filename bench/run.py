@@ -38,7 +38,7 @@ def ingest(index: Path) -> dict[str, Any]:
 
 
 def docs_ingest(folder: Path) -> dict[str, Any]:
-    """The optional real-documentation measurement; None when the folder is not on this machine."""
+    """The optional real-documentation measurement, skipped with a printed line when no folder is installed."""
     docs = docs_folder()
     if docs is None:
         print("docs ingest skipped: set RAGGITY_BENCH_DOCS to a folder (or install postgresql-doc-15)")
