@@ -1,6 +1,8 @@
-"""`make bench`: ingest throughput, search latency (cold and warm), rerank latency, ask time to first token.
+"""`make bench`: ingest throughput and memory, the embedding stage against bare onnxruntime, search
+latency (cold and warm), rerank latency, ask time to first token.
 
-Prints one table and writes bench/results/bench.json. Uses ../shared/eval/scifact.
+Prints one table and writes bench/results/bench.json. Uses ../shared/eval/scifact, and a real
+documentation folder when one is installed (bench/ingest_docs.py; RAGGITY_BENCH_DOCS picks another).
 """
 
 from __future__ import annotations
@@ -8,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -17,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from bench.child import run_child
+from bench.ingest_docs import docs_folder, ingest_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = Path(os.environ.get("RAGGITY_BENCH_DATASET", ROOT.parent / "shared" / "eval" / "scifact"))
@@ -26,56 +28,23 @@ RAG = Path(sys.executable).parent / "rag"
 
 
 def ingest(index: Path) -> dict[str, Any]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(index)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result["peak_rss_mb"] = max(peak_kb, before) / 1024
+    run = run_child([sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(index)], cwd=ROOT)
+    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    result["peak_rss_mb"] = run.peak_rss_mb
     result["chunks_per_s"] = result["chunks"] / result["wall_seconds"]
     result["tokens_per_s"] = result["tokens"] / result["wall_seconds"]
     result["outside_embedding_share"] = 1 - result["embed_seconds"] / result["wall_seconds"]
     return result
 
 
-def bare_onnx_seconds(index: Path) -> float:
-    """The embedding work of the ingest, as a bare onnxruntime loop over the same length-sorted batches."""
-    from raggity.config.schema import EmbeddingConfig  # noqa: PLC0415 - each measurement imports what it measures
-    from raggity.inference.onnx_session import create_session  # noqa: PLC0415 - each measurement imports what it measures
-    from raggity.inference.tokenizer import load_hf_tokenizer  # noqa: PLC0415 - each measurement imports what it measures
-    from raggity.models.registry import resolve_embedder  # noqa: PLC0415 - each measurement imports what it measures
-    from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - each measurement imports what it measures
-
-    cfg = EmbeddingConfig()
-    files = resolve_embedder(cfg, ROOT)
-    reader = VectorTableReader(index / "lancedb" / "chunks.lance")
-    ids = reader.all_ids()
-    texts = [
-        row.chunk.search_text
-        for start in range(0, len(ids), 2000)
-        for row in reader.fetch(ids[start : start + 2000]).values()
-    ]
-    tokenizer = load_hf_tokenizer(files.tokenizer, cfg.max_tokens)
-    session = create_session(files.onnx)
-    encodings = tokenizer.encode_batch(texts)
-    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-    total = 0.0
-    for start in range(0, len(order), cfg.batch_size):
-        batch = [encodings[i] for i in order[start : start + cfg.batch_size]]
-        width = max(sum(e.attention_mask) for e in batch)
-        ids_arr = np.array([e.ids[:width] for e in batch], dtype=np.int64)
-        mask = np.array([e.attention_mask[:width] for e in batch], dtype=np.int64)
-        began = time.perf_counter()
-        session.run(
-            None, {"input_ids": ids_arr, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
-        )
-        total += time.perf_counter() - began
-    return total
+def docs_ingest(folder: Path) -> dict[str, Any]:
+    """The optional real-documentation measurement, skipped with a printed line when no folder is installed."""
+    docs = docs_folder()
+    if docs is None:
+        print("docs ingest skipped: set RAGGITY_BENCH_DOCS to a folder (or install postgresql-doc-15)")
+        return {"skipped": "no documentation folder"}
+    print(f"docs ingest: {docs} (a few minutes)")
+    return ingest_folder(docs, folder / "docs")
 
 
 def write_config(folder: Path, index: Path, **generation: Any) -> Path:
@@ -178,9 +147,10 @@ def main() -> None:
         folder = Path(tmp)
         index = folder / "index"
         results: dict[str, Any] = {"ingest": ingest(index)}
-        bare = bare_onnx_seconds(index)
-        results["ingest"]["bare_onnx_seconds"] = bare
-        results["ingest"]["embed_vs_bare_ratio"] = bare / results["ingest"]["embed_seconds"]
+        from bench.embed_vs_bare import compare, indexed_texts  # noqa: PLC0415 - each measurement imports what it measures
+
+        results["embed_vs_bare"] = compare(indexed_texts(index), ROOT)
+        results["ingest_docs"] = docs_ingest(folder)
         config = write_config(folder, index)
         results["search_cold"] = cold_search(config)
         results["search_warm"] = warm_search(config)

@@ -96,7 +96,9 @@ class EmbeddingConfig:
         lo=8,
         hi=512,
     )
-    batch_size: int = key(32, "Chunks embedded per ONNX call.", lo=1, hi=1024)
+    batch_size: int = key(
+        32, "Most chunks per ONNX call (a call also stops at 2,048 padded tokens).", lo=1, hi=1024
+    )
     threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)
 
 

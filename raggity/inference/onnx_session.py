@@ -16,6 +16,10 @@ def create_session(model: Path, threads: int = 0) -> Any:
     # One intra-op pool sized to the cores: inter-op parallelism only adds contention on 2 cores.
     options.intra_op_num_threads = threads or os.cpu_count() or 1
     options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning. On a machine shared with other work (the usual
+    # 2-core case), spinning threads take the cores the busy ones need: with an LLM running beside it,
+    # the embedding model ran 15-18% faster without spinning (same batches, interleaved, load 4).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Length-sorted batching feeds many distinct shapes, and a memory pattern is cached per shape:
     # measured on 512 mixed-length chunks, 1.7 GB resident with patterns, 1.1 GB without, same speed.

@@ -10,7 +10,8 @@ from raggity.core.errors import ModelError
 
 
 def load_hf_tokenizer(path: Path, max_tokens: int) -> HFTokenizerModel:
-    """Loads tokenizer.json with truncation at `max_tokens` and padding to the batch's longest.
+    """Loads tokenizer.json with truncation at `max_tokens` and no padding: the embedder pads each
+    model call to its own longest text, after grouping texts by length.
 
     Packaged tokenizer.json files often fix truncation and padding at 128; both are overridden.
     """
@@ -21,7 +22,7 @@ def load_hf_tokenizer(path: Path, max_tokens: int) -> HFTokenizerModel:
             f"{path}: cannot load tokenizer: {exc}", "point the config at a valid tokenizer.json"
         ) from exc
     tokenizer.enable_truncation(max_tokens)
-    tokenizer.enable_padding()
+    tokenizer.no_padding()
     return tokenizer
 
 
