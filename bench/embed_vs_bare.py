@@ -13,7 +13,7 @@ The bare loop is the straightforward use of onnxruntime: tokenize, sort by lengt
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ def compare(texts: Sequence[str], base_dir: Path, *, group: int = BATCH_CHUNKS) 
     bare(warm)
     bare.run_seconds = 0.0
     seconds = {"embed": 0.0, "bare": 0.0}
-    calls = {"embed": embedder.embed, "bare": bare}
+    calls: dict[str, Callable[[Sequence[str]], object]] = {"embed": embedder.embed, "bare": bare}
     for k, start in enumerate(range(0, len(texts), group)):
         chunk = texts[start : start + group]
         for name in ("embed", "bare") if k % 2 == 0 else ("bare", "embed"):

@@ -76,7 +76,7 @@ def main() -> None:
 
 
 def _median(results: list[dict[str, Any]], key: str) -> float:
-    return statistics.median(r[key] for r in results)
+    return float(statistics.median(float(r[key]) for r in results))
 
 
 if __name__ == "__main__":

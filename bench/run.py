@@ -126,7 +126,7 @@ def ask_timing(config: Path) -> dict[str, float]:
         t.ms for name, t in stages.items() if name not in ("generate", "citations", "load-model")
     )
     prefill = (
-        float(stages["generate"].detail.get("first_token_ms", float("nan")))
+        float(str(stages["generate"].detail.get("first_token_ms", "nan")))
         if "generate" in stages
         else float("nan")
     )
