@@ -195,7 +195,7 @@ class IndexSync:
         batch = _Batch()
         added = changed = 0
         for item in todo:
-            ids, digest, problem, new_chunks = self._read_counted(
+            ids, digest, problem, new_chunks = self._read_settled(
                 item, batch, table, bm25, manifest, stored, stale
             )
             if digest is None:
@@ -238,22 +238,6 @@ class IndexSync:
             repaired=repaired,
         )
 
-    def _read_counted(
-        self,
-        item: SourceFile,
-        batch: _Batch,
-        table: VectorTableWriter,
-        bm25: Bm25Writer,
-        manifest: Manifest,
-        stored: set[str],
-        stale: set[str],
-    ) -> tuple[list[str], str | None, str | None, int]:
-        """_read_settled, plus how many chunks the file sent to the embedder (its unchanged chunks
-        keep their vectors): what the progress display counts as work."""
-        queued = self._written + len(batch.chunks)
-        ids, digest, problem = self._read_settled(item, batch, table, bm25, manifest, stored, stale)
-        return ids, digest, problem, self._written + len(batch.chunks) - queued
-
     def _read_settled(
         self,
         item: SourceFile,
@@ -263,24 +247,32 @@ class IndexSync:
         manifest: Manifest,
         stored: set[str],
         stale: set[str],
-    ) -> tuple[list[str], str | None, str | None]:
+    ) -> tuple[list[str], str | None, str | None, int]:
         """Chunks `item` from content that did not change while it was read: (chunk ids, digest of that
-        content, None), or (ids, None, reason) when it cannot be read or never holds still."""
+        content, None, n), or (ids, None, reason, n) when it cannot be read or never holds still. `n`
+        counts the chunks it sent to the embedder (unchanged chunks keep their vectors): the work the
+        progress display counts."""
+        queued = self._written + len(batch.chunks)
+
+        def sent() -> int:
+            return self._written + len(batch.chunks) - queued
+
         ids: list[str] = []
         for _ in range(READ_ATTEMPTS):
             before = _safe_digest(item)
             ids, problem = self._chunk_source(item, batch, table, bm25, manifest, stored)
             after = None if problem is not None else _safe_digest(item)
             if after is not None and after == before:
-                return ids, after, None
+                return ids, after, None, sent()
             # This attempt's pending rows are dropped now, its written rows with the stale ones at
             # the end (rows that a later attempt shares are kept: they are listed by then).
             stale.update(ids)
             batch.chunks = [c for c in batch.chunks if c.source != item.source]
             batch.moved = [(c, v) for c, v in batch.moved if c.source != item.source]
             if after is None:
-                return ids, None, problem or "vanished during ingest"
-        return ids, None, f"changed while being read ({READ_ATTEMPTS} tries); the next ingest indexes it"
+                return ids, None, problem or "vanished during ingest", sent()
+        reason = f"changed while being read ({READ_ATTEMPTS} tries); the next ingest indexes it"
+        return ids, None, reason, sent()
 
     def _compact(
         self, manifest: Manifest, table: VectorTableWriter, bm25: Bm25Writer, *, changed: bool
