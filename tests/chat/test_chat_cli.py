@@ -18,19 +18,24 @@ from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
 from tests.support import RAG, Messages, ScriptedGenerator, write_config
 
 
-def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
-    questions = (
-        "Which moon of Jupiter has erupting volcanoes?\n\nWhat is the boiling point of liquid nitrogen?\n"
-    )
-    done = subprocess.run(
-        [str(RAG), "chat", "--json", "--config", str(index.config)],
-        input=questions,
+def _chat_json(config: Path, lines: str) -> subprocess.CompletedProcess[str]:
+    """The real `rag chat --json` script, fed `lines` on stdin."""
+    return subprocess.run(
+        [str(RAG), "chat", "--json", "--config", str(config)],
+        input=lines,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
         env=dict(os.environ),
     )
+
+
+def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
+    questions = (
+        "Which moon of Jupiter has erupting volcanoes?\n\nWhat is the boiling point of liquid nitrogen?\n"
+    )
+    done = _chat_json(index.config, questions)
 
     assert done.returncode == 0, done.stderr
     first, second = [json.loads(line) for line in done.stdout.splitlines()]
@@ -45,15 +50,7 @@ def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
 
 def test_rag_chat_json_without_an_index_still_answers_and_says_why(tmp_path: Path) -> None:
     config = write_config(tmp_path, index={"path": str(tmp_path / "none")})
-    done = subprocess.run(
-        [str(RAG), "chat", "--json", "--config", str(config)],
-        input="Hello?\n",
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=dict(os.environ),
-    )
+    done = _chat_json(config, "Hello?\n")
     assert done.returncode == 0, done.stderr
     [turn] = [json.loads(line) for line in done.stdout.splitlines()]
     assert "no index yet" in turn["retrieval_error"]
