@@ -6,7 +6,9 @@ from the rest never overlaps it:
 - answerable squad2-dev questions, and on-topic unanswerable ones ("impossible"), asked of the
   squad2-dev paragraphs;
 - SciFact claims asked of the same squad2-dev index (out of corpus).
-The model generates nothing here: only the refusal probability is read from the answer prompt.
+The model generates nothing here: only the refusal probability is read from the judgement's prompts.
+That judgement is the whole of the model's say in whether to answer (the answer prompt offers no
+refusal), so the rates calibrated here are the rates `rag ask` declines at.
 
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
 most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of the
@@ -87,6 +89,9 @@ def signals(session: Raggity, model: SignalsOnly, question: str) -> dict[str, An
         "best_cosine": detail["abstain"]["best_cosine"],
         "coverage": detail.get("coverage", {}).get("coverage", 0.0),
         "refusal_probability": detail.get("model-judgement", {}).get("refusal_probability"),
+        # Its two readings, kept to show what each tells apart on its own (docs/answers.md).
+        "refusal_opening": detail.get("model-judgement", {}).get("refusal_opening"),
+        "yes_no": detail.get("model-judgement", {}).get("yes_no"),
         "sources": sources,
     }
 

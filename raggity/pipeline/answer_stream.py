@@ -24,7 +24,7 @@ _SENTENCE_END = (".", "!", "?")
 class StreamResult:
     raw: str  # what the model wrote
     shape: AnswerShape
-    refused: bool  # the model wrote the fixed refusal sentence
+    refused: bool  # the model wrote the fixed refusal sentence (unasked: the answer prompt offers none)
     shown: bool  # some of it was already passed to the caller
     attribution: Attribution
 

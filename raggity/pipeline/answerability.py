@@ -2,9 +2,10 @@
 
 The dense cosine floor alone declined 3 of 28 on-topic questions the sources do not answer. Two more
 signals are read here: how much of the question the best source covers (lexical evidence, the same
-words a reader would look for), and the model's own judgement, the probability it gives to the fixed
-refusal reply in the very prompt it would answer (read before generating, so a decline costs no
-answer tokens and an answer reuses the evaluated prompt). Thresholds come from
+words a reader would look for), and the model's own judgement, read from prompts that are the answer
+prompt with another last line (read before generating, so a decline costs no answer tokens and the
+answer reuses the evaluated sources). The judgement is the only place a refusal is decided: the
+answer prompt offers none. Thresholds come from
 bench/calibrate_answerability.py, per model (results in bench/results/answerability.<model>.json);
 see docs/answers.md.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from raggity.pipeline.citations import content_words
+from raggity.pipeline.prompt import REFUSAL_OPENING
 
 Reason = Literal["", "coverage", "model"]
 
@@ -40,9 +42,10 @@ class Thresholds:
 # means something different for every model, so each model has its own pair
 # (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
 CALIBRATED: dict[str, Thresholds] = {
-    # 100 questions per group (87 SciFact claims; bench/results/answerability.qwen2.5-coder-1.5b-
-    # instruct.json), cosine floor 0.25: the coverage floor adds nothing within the answerable budget.
-    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.0, max_refusal_probability=0.6663),
+    # Prompt version 5, 100 questions per group (87 SciFact claims; bench/results/answerability.
+    # qwen2.5-coder-1.5b-instruct.json), cosine floor 0.25: the coverage floor adds nothing within the
+    # answerable budget.
+    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.0, max_refusal_probability=0.5903),
     # Calibrated with an earlier prompt (version 3) and the 0.35 cosine floor, 25 questions per group.
     "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.3, max_refusal_probability=0.1403),
 }
@@ -74,6 +77,20 @@ def judge_coverage(value: float, thresholds: Thresholds) -> Verdict:
     return Verdict(
         value >= thresholds.min_coverage, "" if value >= thresholds.min_coverage else "coverage", value
     )
+
+
+def refusal_probability(
+    model: ContinuationScorer, refusal_offered: Sequence[dict[str, str]], yes_no: Sequence[dict[str, str]]
+) -> tuple[float, float, float]:
+    """The model's judgement that the sources do not answer, read two ways from prompts that share
+    all but their last line: the probability of opening with the refusal it was offered, and the
+    share of "No" in its reply to whether the sources contain the answer. Returns their mean, then
+    the two readings. Each reading forces a few tokens; nothing is generated."""
+    yes = model.continuation_probability(yes_no, "Yes")
+    no = model.continuation_probability(yes_no, "No")
+    opening = model.continuation_probability(refusal_offered, REFUSAL_OPENING)
+    asked = no / (yes + no) if yes + no > 0 else opening
+    return (opening + asked) / 2, opening, asked
 
 
 def judge_refusal(probability: float, thresholds: Thresholds) -> Verdict:

@@ -23,13 +23,20 @@ from raggity.pipeline.answerability import (
     coverage,
     judge_coverage,
     judge_refusal,
+    refusal_probability,
     thresholds_for,
 )
 from raggity.pipeline.attribution import flag_sources
 from raggity.pipeline.citations import content_words
 from raggity.pipeline.focus import focus_sources
 from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import REFUSAL_OPENING, STRICT_INSTRUCTION, PromptSource, build_messages
+from raggity.pipeline.prompt import (
+    OFFER_REFUSAL_INSTRUCTION,
+    STRICT_INSTRUCTION,
+    YES_NO_INSTRUCTION,
+    PromptSource,
+    build_messages,
+)
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import SelectionPolicy
 from raggity.store.vector_table import VectorTableReader
@@ -160,7 +167,10 @@ def select_stage(settings: AskSettings) -> CandidateStage:
 @dataclass(frozen=True)
 class Prompt:
     sources: list[PromptSource]
-    messages: list[dict[str, str]]
+    messages: list[dict[str, str]]  # the answer prompt
+    # The judgement's two prompts: the same but for their last line.
+    refusal_offered: list[dict[str, str]]
+    yes_no: list[dict[str, str]]
 
 
 def coverage_stage(question: str, chunks: Sequence[Chunk], settings: AskSettings) -> Staged[bool]:
@@ -194,19 +204,29 @@ def build_prompt(
         PromptSource(n, originals[chunk.id], chunk.text)
         for n, chunk in enumerate(fit_to_budget(focused, model.count_tokens, budget), start=1)
     ]
-    prompt = Prompt(sources, build_messages(question, sources))
+    prompt = Prompt(
+        sources,
+        build_messages(question, sources),
+        build_messages(question, sources, OFFER_REFUSAL_INSTRUCTION),
+        build_messages(question, sources, YES_NO_INSTRUCTION),
+    )
     return Staged(prompt, len(sources), {"budget_tokens": budget})
 
 
 def judge_stage(model: TextGenerator, prompt: Prompt, settings: AskSettings) -> Staged[bool]:
-    """The model's own judgement, read from the same prompt: the probability it gives to opening with
-    the refusal sentence. The prompt stays in the model's cache for the answer that follows."""
+    """The model's own judgement (answerability.refusal_probability). Its prompts differ from the
+    answer prompt only in their last line, so the rest stays in the model's cache for the answer
+    that follows. This is the one place a refusal is decided: the answer prompt does not offer one."""
     if not isinstance(model, ContinuationScorer):
         return Staged(True, len(prompt.sources))
-    verdict = judge_refusal(
-        model.continuation_probability(prompt.messages, REFUSAL_OPENING), settings.answerability
-    )
-    detail = {"refusal_probability": round(verdict.value, 4), "answerable": verdict.answerable}
+    probability, opening, asked = refusal_probability(model, prompt.refusal_offered, prompt.yes_no)
+    verdict = judge_refusal(probability, settings.answerability)
+    detail = {
+        "refusal_probability": round(probability, 4),
+        "refusal_opening": round(opening, 4),
+        "yes_no": round(asked, 4),
+        "answerable": verdict.answerable,
+    }
     return Staged(verdict.answerable, len(prompt.sources) if verdict.answerable else 0, detail)
 
 
@@ -229,7 +249,8 @@ def generate_stage(
     began = time.perf_counter()
     for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
         if "first_token_ms" not in detail:
-            # The prompt was evaluated by the judgement: this is the first decoded token.
+            # The judgement evaluated all but the answer prompt's last line: this is that line's
+            # prefill and the first decoded token.
             detail["first_token_ms"] = round((time.perf_counter() - began) * 1000, 1)
         stream.feed(piece)
     result = stream.finish()

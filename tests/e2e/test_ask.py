@@ -14,11 +14,19 @@ from raggity.api.session import Raggity
 from raggity.cli.render import answer_json
 from raggity.config.loader import load_config
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
+from raggity.pipeline.answerability import CALIBRATED, Thresholds
 from raggity.pipeline.ask import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
 from raggity.pipeline.attribution import UNVERIFIED_NOTE
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.models import load_generator
-from raggity.pipeline.prompt import ANSWER_INSTRUCTION, REFUSAL_OPENING, REFUSAL_REPLY, STRICT_INSTRUCTION
+from raggity.pipeline.prompt import (
+    ANSWER_INSTRUCTION,
+    OFFER_REFUSAL_INSTRUCTION,
+    REFUSAL_OPENING,
+    REFUSAL_REPLY,
+    STRICT_INSTRUCTION,
+    YES_NO_INSTRUCTION,
+)
 from raggity.store.vector_table import VectorTableReader
 from tests.isolation import isolated_state
 from tests.support import (
@@ -324,10 +332,13 @@ class JudgingGenerator(ScriptedGenerator):
         super().__init__(lambda messages: LINUX_SENTENCE)
         self.probability = probability
         self.judged: list[str] = []
+        self.judged_messages: list[Sequence[dict[str, str]]] = []
 
     def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
+        # Both readings agree: the refusal opening and "No" at the probability, "Yes" at the rest.
         self.judged.append(text)
-        return self.probability
+        self.judged_messages.append(messages)
+        return 1.0 - self.probability if text == "Yes" else self.probability
 
 
 def test_a_likely_refusal_declines_before_generating(corpus: Corpus) -> None:
@@ -339,21 +350,49 @@ def test_a_likely_refusal_declines_before_generating(corpus: Corpus) -> None:
     assert answer.refused
     assert answer.text == REFUSAL_MESSAGE
     assert generator.calls == []  # nothing generated
-    assert generator.judged == [REFUSAL_OPENING]
+    assert sorted(generator.judged) == sorted(["Yes", "No", REFUSAL_OPENING])
     assert {t.stage: t for t in answer.trace}["model-judgement"].detail["refusal_probability"] == 1.0
 
 
+def test_the_refusal_is_offered_to_the_judgement_only(corpus: Corpus) -> None:
+    # One decider: the judgement's two prompts (refusal offered, yes or no) and the answer prompt are
+    # the same up to their last line (so llama's cache serves the answer), and only one offers a refusal.
+    generator = JudgingGenerator(0.0)
+    session = corpus.fresh("base", generator)
+
+    answer = session.ask("How much disk space does frobnicator need on Linux?")
+
+    assert not answer.refused
+    [answered] = generator.calls
+    read = dict(zip(generator.judged, generator.judged_messages, strict=True))
+    offered, asked = read[REFUSAL_OPENING], read["Yes"]
+    assert read["No"] == asked
+    assert offered[-1]["content"].endswith(OFFER_REFUSAL_INSTRUCTION)
+    assert asked[-1]["content"].endswith(YES_NO_INSTRUCTION)
+    assert answered[-1]["content"].endswith(ANSWER_INSTRUCTION)
+    assert REFUSAL_REPLY in offered[-1]["content"]
+    assert all(REFUSAL_REPLY not in m["content"] for m in answered)
+    shared = answered[-1]["content"].removesuffix(ANSWER_INSTRUCTION)
+    assert offered[-1]["content"] == shared + OFFER_REFUSAL_INSTRUCTION
+    assert asked[-1]["content"] == shared + YES_NO_INSTRUCTION
+    assert offered[:-1] == asked[:-1] == answered[:-1]
+
+
 def test_the_refusal_ceiling_is_the_models_own(corpus: Corpus) -> None:
-    # The same judgement declines under the calibrated 0.5B model's ceiling (0.1403) and answers
-    # under the uncalibrated default (0.5) that a model nobody calibrated (here SmolLM2) gets.
+    # A judgement between the calibrated 0.5B model's ceiling and the uncalibrated default (0.5) that
+    # a model nobody calibrated (here SmolLM2) gets: one of the two declines it, the other answers.
+    ceiling = CALIBRATED["qwen2.5-coder-0.5b-instruct"].max_refusal_probability
+    default = Thresholds().max_refusal_probability
     question = "How much disk space does frobnicator need on Linux?"
 
-    calibrated = corpus.fresh("calibrated", JudgingGenerator(0.3)).ask(question)
-    uncalibrated = corpus.fresh("base", JudgingGenerator(0.3)).ask(question)
+    calibrated = corpus.fresh("calibrated", JudgingGenerator((ceiling + default) / 2)).ask(question)
+    uncalibrated = corpus.fresh("base", JudgingGenerator((ceiling + default) / 2)).ask(question)
 
-    assert calibrated.refused
-    assert not uncalibrated.refused
-    assert uncalibrated.citations
+    assert ceiling != default
+    assert calibrated.refused == (ceiling < default)
+    assert uncalibrated.refused == (default < ceiling)
+    answered = uncalibrated if calibrated.refused else calibrated
+    assert answered.citations
 
 
 def test_source_tokens_bounds_the_sources_in_the_prompt(corpus: Corpus) -> None:

@@ -49,3 +49,21 @@ def test_reading_the_probability_leaves_the_answer_unchanged(generator: LlamaGen
     after = _reply(generator)
 
     assert after == before
+
+
+def test_judging_a_prompt_with_another_last_line_leaves_the_answer_unchanged(
+    generator: LlamaGenerator,
+) -> None:
+    """The judgement prompt is the answer prompt with another last line: llama reuses the shared
+    prefix from its cache, and the answer must be the one a fresh prefill gives."""
+    generator.continuation_probability([{"role": "user", "content": "Something else entirely."}], "Yes")
+    before = _reply(generator)
+    judged = [
+        MESSAGES[0],
+        {"role": "user", "content": MESSAGES[1]["content"] + " If unsure, say: I do not know."},
+    ]
+
+    generator.continuation_probability(judged, "I do not")
+    after = _reply(generator)
+
+    assert after == before

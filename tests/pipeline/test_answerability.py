@@ -2,14 +2,60 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
 from raggity.pipeline.answerability import (
     CALIBRATED,
     Thresholds,
     coverage,
     judge_coverage,
     judge_refusal,
+    refusal_probability,
     thresholds_for,
 )
+from raggity.pipeline.prompt import REFUSAL_OPENING
+
+OFFERED = [{"role": "user", "content": "sources, question, offer"}]
+ASKED = [{"role": "user", "content": "sources, question, yes or no?"}]
+
+
+class Readings:
+    """A scorer with fixed probabilities per (prompt, continuation); it records what was asked."""
+
+    def __init__(self, table: dict[tuple[str, str], float]) -> None:
+        self.table = table
+        self.asked: list[tuple[str, str]] = []
+
+    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
+        self.asked.append((messages[-1]["content"], text))
+        return self.table[messages[-1]["content"], text]
+
+
+def test_the_judgement_is_the_mean_of_the_offered_refusal_and_the_share_of_no() -> None:
+    scorer = Readings(
+        {
+            (OFFERED[0]["content"], REFUSAL_OPENING): 0.8,
+            (ASKED[0]["content"], "Yes"): 0.3,
+            (ASKED[0]["content"], "No"): 0.1,  # share of No: 0.1 / 0.4 = 0.25
+        }
+    )
+
+    assert refusal_probability(scorer, OFFERED, ASKED) == pytest.approx((0.525, 0.8, 0.25))
+    assert sorted(scorer.asked) == sorted(scorer.table)  # each reading once, from its own prompt
+
+
+def test_a_model_that_says_neither_yes_nor_no_is_judged_by_the_refusal_alone() -> None:
+    scorer = Readings(
+        {
+            (OFFERED[0]["content"], REFUSAL_OPENING): 0.7,
+            (ASKED[0]["content"], "Yes"): 0.0,
+            (ASKED[0]["content"], "No"): 0.0,
+        }
+    )
+
+    assert refusal_probability(scorer, OFFERED, ASKED) == pytest.approx((0.7, 0.7, 0.7))
 
 
 def test_coverage_is_the_best_single_source_share_of_question_words() -> None:
