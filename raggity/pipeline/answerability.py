@@ -46,8 +46,8 @@ CALIBRATED: dict[str, Thresholds] = {
     # qwen2.5-coder-1.5b-instruct.json), cosine floor 0.25: the coverage floor adds nothing within the
     # answerable budget.
     "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.0, max_refusal_probability=0.5903),
-    # Calibrated with an earlier prompt (version 3) and the 0.35 cosine floor, 25 questions per group.
-    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.3, max_refusal_probability=0.1403),
+    # Prompt version 5, the same questions, with the default model's cosine floor (0.25).
+    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7188),
 }
 
 

@@ -79,7 +79,7 @@ def test_verdicts_name_the_signal_that_declined() -> None:
 
 
 def test_the_refusal_ceiling_is_compared_at_the_traces_precision() -> None:
-    """Calibration reads probabilities rounded to 4 decimals; 0.14034 is the calibrated 0.1403."""
+    """Calibration reads probabilities rounded to 4 decimals; 0.14034 is at a ceiling of 0.1403."""
     assert judge_refusal(0.14034, Thresholds(max_refusal_probability=0.1403)).answerable
     assert not judge_refusal(0.14036, Thresholds(max_refusal_probability=0.1403)).answerable
 
