@@ -28,7 +28,8 @@ from raggity.pipeline.prompt import PromptSource
 UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
 REMOVED_VALUE = "(removed: not found in any source)"
 
-_SENTENCE_END = re.compile(r"[.!?]+(?:\s*\[\d+\])*(?=\s|$)")
+# As in focus.py: not inside "75.6" or "raggity.toml" (no space follows), nor after initials ("U.S.").
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z])[.!?]+(?:\s*\[\d+\])*(?=\s|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 

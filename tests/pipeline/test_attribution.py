@@ -142,6 +142,13 @@ def test_lines_stay_lines() -> None:
     ]
 
 
+def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
+    assert split_sentences("It is 75.6 m high in the U.S. now [1]. Set raggity.toml.") == [
+        ("It is 75.6 m high in the U.S. now [1].", " "),
+        ("Set raggity.toml.", " "),
+    ]
+
+
 def test_warnings_are_recomputed_for_cached_citations() -> None:
     """The answer cache stores no warnings: a cached answer gets them back from the cited text."""
     cached = Citation(3, "doc3.md", Location(1, 2), PHISH, supported=True)

@@ -86,3 +86,16 @@ def test_wrapped_lines_are_one_sentence_and_headings_and_items_stand_alone() -> 
         "- second item",
         "A new paragraph",
     ]
+
+
+def test_decimals_file_names_and_initials_do_not_end_a_sentence() -> None:
+    # Cut at every full stop, the model was given "75. 6 metres" and copied it into its answer.
+    text = "It lies at 75.6 metres (248.0 ft) in the U.S. today. Edit raggity.toml first! Done"
+
+    assert split_sentences(text) == [
+        "It lies at 75.6 metres (248.0 ft) in the U.S. today.",
+        "Edit raggity.toml first!",
+        "Done",
+    ]
+    focused = focus(text, idf_weights("How high is it in the U.S.?", [text]))
+    assert "75.6 metres (248.0 ft)" in focused.text
