@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 from raggity.core.types import Chunk
 
-PROMPT_VERSION = "5"
+# Changes whenever what the model reads changes (instructions, source format, focusing): cached answers
+# and calibration logs of another version are not reused.
+PROMPT_VERSION = "6"
 
 # The reply the model is offered when the sources do not answer. The pipeline reads the probability
 # of its opening words (see answerability.py), so it must be one fixed sentence whose opening is
