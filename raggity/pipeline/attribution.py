@@ -28,8 +28,9 @@ from raggity.pipeline.prompt import PromptSource
 UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
 REMOVED_VALUE = "(removed: not found in any source)"
 
-# As in focus.py: not inside "75.6" or "raggity.toml" (no space follows), nor after initials ("U.S.").
-_SENTENCE_END = re.compile(r"(?<!\b[A-Z])[.!?]+(?:\s*\[\d+\])*(?=\s|$)")
+# Punctuation followed by a space or the end, so not inside "75.6" or "raggity.toml"; and not the full
+# stop of dotted initials ("U.S."), as in focus.py.
+_SENTENCE_END = re.compile(r"(?:(?<!\.[A-Z])\.|[!?])[.!?]*(?:\s*\[\d+\])*(?=\s|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 

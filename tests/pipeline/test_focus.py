@@ -97,5 +97,11 @@ def test_decimals_file_names_and_initials_do_not_end_a_sentence() -> None:
         "Edit raggity.toml first!",
         "Done",
     ]
+    assert split_sentences("Plan B? Yes. So did I. Then it ended.") == [
+        "Plan B?",
+        "Yes.",
+        "So did I.",
+        "Then it ended.",
+    ]
     focused = focus(text, idf_weights("How high is it in the U.S.?", [text]))
     assert "75.6 metres (248.0 ft)" in focused.text
