@@ -7,8 +7,8 @@ from the rest never overlaps it:
   squad2-dev paragraphs;
 - SciFact claims asked of the same squad2-dev index (out of corpus).
 The model generates nothing here: only the refusal probability is read from the judgement's prompts.
-That judgement is the whole of the model's say in whether to answer (the answer prompt offers no
-refusal), so the rates calibrated here are the rates `rag ask` declines at.
+The answer prompt offers no refusal, so the rates calibrated here are the rates `rag ask` declines
+at, apart from rare replies that are no answer (docs/answers.md).
 
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
 most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of the

@@ -88,6 +88,8 @@ def refusal_probability(
     the two readings. Each reading forces a few tokens; nothing is generated."""
     yes = model.continuation_probability(yes_no, "Yes")
     no = model.continuation_probability(yes_no, "No")
+    # Last: the answer prompt is this prompt's start (its last line begins with the answer
+    # instruction), so after it llama's cache holds everything the answer needs but the template's end.
     opening = model.continuation_probability(refusal_offered, REFUSAL_OPENING)
     asked = no / (yes + no) if yes + no > 0 else opening
     return (opening + asked) / 2, opening, asked

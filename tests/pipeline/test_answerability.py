@@ -36,14 +36,15 @@ class Readings:
 def test_the_judgement_is_the_mean_of_the_offered_refusal_and_the_share_of_no() -> None:
     scorer = Readings(
         {
-            (OFFERED[0]["content"], REFUSAL_OPENING): 0.8,
             (ASKED[0]["content"], "Yes"): 0.3,
             (ASKED[0]["content"], "No"): 0.1,  # share of No: 0.1 / 0.4 = 0.25
+            (OFFERED[0]["content"], REFUSAL_OPENING): 0.8,
         }
     )
 
     assert refusal_probability(scorer, OFFERED, ASKED) == pytest.approx((0.525, 0.8, 0.25))
-    assert sorted(scorer.asked) == sorted(scorer.table)  # each reading once, from its own prompt
+    # Each reading once, from its own prompt; the refusal last, for the answer's cache (see there).
+    assert scorer.asked == list(scorer.table)
 
 
 def test_a_model_that_says_neither_yes_nor_no_is_judged_by_the_refusal_alone() -> None:
