@@ -42,12 +42,12 @@ class Thresholds:
 # means something different for every model, so each model has its own pair
 # (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
 CALIBRATED: dict[str, Thresholds] = {
-    # Prompt version 5, 100 questions per group (87 SciFact claims; bench/results/answerability.
+    # Prompt version 6, 100 questions per group (87 SciFact claims; bench/results/answerability.
     # qwen2.5-coder-1.5b-instruct.json), cosine floor 0.25: the coverage floor adds nothing within the
     # answerable budget.
     "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.0, max_refusal_probability=0.5903),
-    # Prompt version 5, the same questions, with the default model's cosine floor (0.25).
-    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7188),
+    # Prompt version 6, the same questions, with the default model's cosine floor (0.25).
+    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7282),
 }
 
 
