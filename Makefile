@@ -35,7 +35,7 @@ lint: install
 bench: install
 	$(BIN)/python -m bench.run
 
-# The end-to-end answer benchmark (bench/answers.py): long (over an hour with the default model on 2 cores).
+# The end-to-end answer benchmark (bench/answers.py): long (about 30 minutes with the default model on 2 idle cores).
 bench-answers: install
 	$(BIN)/python -m bench.answers
 

@@ -5,9 +5,8 @@
 Runs `rag eval ../shared/eval/squad2-dev --answers --abstain-queries ../shared/eval/scifact` with the
 default config (no raggity.toml of yours is read), prints its table, and writes the report with the
 commit and the command to bench/results/answers.json, and one line per question to
-bench/results/answers-details.jsonl. It is long: with 200 per group and the default 1.5B model, an
-answered question took 14 s (median) on a 2-core machine shared with other work, so expect well over
-an hour (the 0.5B model took about 40 minutes on an idle machine with the previous, longer prompt).
+bench/results/answers-details.jsonl. It is long: with 200 per group and the default 1.5B model, the
+600 questions took 28 minutes on an idle 2-core machine (a shared machine takes several times that).
 """
 
 from __future__ import annotations
