@@ -4,10 +4,9 @@ The dense cosine floor alone declined 3 of 28 on-topic questions the sources do 
 signals are read here: how much of the question the best source covers (lexical evidence, the same
 words a reader would look for), and the model's own judgement, read from prompts that are the answer
 prompt with another last line (read before generating, so a decline costs no answer tokens and the
-answer reuses the evaluated sources). The judgement is the only place a refusal is decided: the
-answer prompt offers none. Thresholds come from
-bench/calibrate_answerability.py, per model (results in bench/results/answerability.<model>.json);
-see docs/answers.md.
+answer reuses the evaluated sources). The judgement is where the model decides to decline: the
+answer prompt offers no refusal. Thresholds come from bench/calibrate_answerability.py, per model
+(results in bench/results/answerability.<model>.json); see docs/answers.md.
 """
 
 from __future__ import annotations

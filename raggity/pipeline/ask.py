@@ -216,7 +216,7 @@ def build_prompt(
 def judge_stage(model: TextGenerator, prompt: Prompt, settings: AskSettings) -> Staged[bool]:
     """The model's own judgement (answerability.refusal_probability). Its prompts differ from the
     answer prompt only in their last line, so the rest stays in the model's cache for the answer
-    that follows. This is the one place a refusal is decided: the answer prompt does not offer one."""
+    that follows. This is where the model decides to decline: the answer prompt offers no refusal."""
     if not isinstance(model, ContinuationScorer):
         return Staged(True, len(prompt.sources))
     probability, opening, asked = refusal_probability(model, prompt.refusal_offered, prompt.yes_no)
