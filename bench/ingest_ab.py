@@ -11,30 +11,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.child import run_child
 from bench.ingest_docs import ROOT, ingest_folder
-from bench.run import SCIFACT
-
-
-def scifact_run(code: Path, work: Path) -> dict[str, Any]:
-    """The checkout's own bench.ingest_scifact, as `make bench` runs it there."""
-    env = dict(os.environ, PYTHONPATH=str(code))
-    run = run_child(
-        [sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(work / "index")], cwd=code, env=env
-    )
-    result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
-    return {
-        "chunks": result["chunks"],
-        "tokens": result["tokens"],
-        "wall_seconds": result["wall_seconds"],
-        "tokens_per_s": result["tokens"] / result["wall_seconds"],
-        "peak_rss_mb": run.peak_rss_mb,
-    }
+from bench.run import ingest
 
 
 def main() -> None:
@@ -46,7 +28,8 @@ def main() -> None:
     args = parser.parse_args()
     workloads: dict[str, Any] = {}
     if args.scifact:
-        workloads["scifact"] = scifact_run
+        # The checkout's own bench.ingest_scifact, as `make bench` runs it there.
+        workloads["scifact"] = lambda code, work: ingest(work / "index", code)
     for folder in args.docs:
         workloads[str(folder)] = lambda code, work, folder=folder: ingest_folder(folder, work, code=code)
     sides = {"old": args.old.resolve(), "new": ROOT}

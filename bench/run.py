@@ -27,8 +27,12 @@ RESULTS = ROOT / "bench" / "results"
 RAG = Path(sys.executable).parent / "rag"
 
 
-def ingest(index: Path) -> dict[str, Any]:
-    run = run_child([sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(index)], cwd=ROOT)
+def ingest(index: Path, code: Path = ROOT) -> dict[str, Any]:
+    """SciFact ingested into `index` by the checkout at `code` (bench.ingest_scifact in a child)."""
+    env = dict(os.environ, PYTHONPATH=str(code))
+    run = run_child(
+        [sys.executable, "-m", "bench.ingest_scifact", str(SCIFACT), str(index)], cwd=code, env=env
+    )
     result: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
     result["peak_rss_mb"] = run.peak_rss_mb
     result["chunks_per_s"] = result["chunks"] / result["wall_seconds"]
