@@ -207,7 +207,8 @@ def ask(
         str | None,
         typer.Option(
             "--model",
-            help="Generation model to use instead of [generation] model, e.g. qwen2.5-coder-1.5b-instruct.",
+            help="Generation model to use instead of [generation] model, "
+            "e.g. qwen2.5-coder-0.5b-instruct (faster, less often right).",
         ),
     ] = None,
     config: ConfigOption = None,
