@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from raggity.core.types import Citation
 from raggity.pipeline.citations import (
+    SENTENCE_STOP,
     SUPPORT_THRESHOLD,
     content_words,
     markers,
@@ -28,9 +29,8 @@ from raggity.pipeline.prompt import PromptSource
 UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
 REMOVED_VALUE = "(removed: not found in any source)"
 
-# Punctuation followed by a space or the end, so not inside "75.6" or "raggity.toml"; and not the full
-# stop of dotted initials ("U.S."), as in focus.py.
-_SENTENCE_END = re.compile(r"(?:(?<!\.[A-Z])\.|[!?])[.!?]*(?:\s*\[\d+\])*(?=\s|$)")
+# A sentence's stop owns the markers right after it, and a space or the end follows.
+_SENTENCE_END = re.compile(rf"{SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 

@@ -10,6 +10,10 @@ import re
 from raggity.core.stopwords import ENGLISH_STOPWORDS
 
 _MARKER = re.compile(r"\[(\d+)\]")
+# The punctuation that ends a sentence (focus.py and attribution.py add what may follow it): . ! or ?,
+# but not the full stop of dotted initials ("U.S."). Both also require a space or the end after it,
+# so "75.6" and "raggity.toml" stay whole: cut there, the model was given "75. 6 m" and copied it.
+SENTENCE_STOP = r"(?:(?<!\.[A-Z])\.|[!?])[.!?]*"
 # Numbers keep their thousands separators and decimals together ("1,066", "3.5"), so "1,066" and
 # "1066" are one word and "3.5" is not the two words "3" and "5".
 _WORD = re.compile(r"\d+(?:[,.]\d+)*|[a-z]+")

@@ -14,14 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from raggity.core.types import Chunk
-from raggity.pipeline.citations import content_words
+from raggity.pipeline.citations import SENTENCE_STOP, content_words
 
 # Most sentences kept per source: the best matches, each with the sentence that follows it.
 BEST_SENTENCES = 2
-# A sentence ends at . ! or ? (and any closing quote or bracket) followed by a space or the end, and
-# a full stop not after dotted initials: "75.6 m", "raggity.toml", "Python 3.12" and "U.S." stay
-# whole. Cutting there gave the model "75. 6 m", which it copied into its answer.
-_SENTENCE = re.compile(r"\S.*?(?:(?:(?<!\.[A-Z])\.|[!?])[.!?]*[\"')\]]*(?=\s|$)|$)")
+# A sentence runs to its stop and any closing quote or bracket, followed by a space or the end.
+_SENTENCE = re.compile(rf"\S.*?(?:{SENTENCE_STOP}[\"')\]]*(?=\s|$)|$)")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 # A line that starts its own unit even without a blank line before it: a heading or a list item.
 _LINE_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s)")
