@@ -7,6 +7,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from raggity.core.labels import is_label
 from raggity.core.protocols import Tokenizer
 from raggity.core.types import Chunk, Document, Heading, Location, PageSpan
 from raggity.ingest.chunk_ids import ChunkIdAllocator, chunk_id, parent_id
@@ -298,11 +299,34 @@ class _Splitter:
     def _paragraph_break(self, low: int, high: int) -> int:
         found = -1
         for match in _PARAGRAPH_BREAK.finditer(self._text, low, high):
-            found = match.start()
+            if self._label_before(match.start()) < 0:
+                found = match.start()
         return found
 
     def _line_end(self, low: int, high: int) -> int:
-        return self._text.rfind("\n", low, high)
+        end = high
+        while (found := self._text.rfind("\n", low, end)) >= 0:
+            label = self._label_before(found)
+            if label < 0:
+                return found
+            end = label  # the line ends a label: look before the label instead
+        return -1
+
+    def _label_before(self, position: int) -> int:
+        """Start of the label paragraph (core/labels.py) that the text before `position` ends
+        with, or -1. A cut there would part a term or title from the text it introduces."""
+        text, start = self._text, self._section[0]
+        end = position
+        while end > start and text[end - 1] in _PLAIN_SPACE:
+            end -= 1
+        line_start = max(start, text.rfind("\n", start, end) + 1)
+        if not is_label(text[line_start:end]):
+            return -1
+        if line_start == start:
+            return line_start
+        # A label stands alone: a blank line (or the section's start) comes before it too.
+        previous = max(start, text.rfind("\n", start, line_start - 1) + 1)
+        return line_start if text[previous : line_start - 1].strip() == "" else -1
 
     def _sentence_end(self, low: int, high: int) -> int:
         found = -1

@@ -221,6 +221,27 @@ def test_no_cut_falls_in_the_first_half_of_the_budget(tokenizer: HFTokenizer) ->
         assert chunk.n_tokens >= 40
 
 
+def test_a_label_stays_with_the_text_it_introduces(tokenizer: HFTokenizer) -> None:
+    # A man page's commands: each term is a paragraph of its own above its description. Cut after
+    # the term, "Like pop, but ..." reached the model without the "apply" it describes.
+    entries = [
+        f"command-{k} [--flag] [<arg>]\n\n" + _sentences(2 + k % 3, seed=k) + "\n\n" for k in range(30)
+    ]
+    doc = Document(source="git-stash.html", text="".join(entries), kind="html")
+    chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=70))
+    _spans(doc, chunks)
+    assert len(chunks) > 10
+    for chunk in chunks[:-1]:
+        last_line = chunk.text.rstrip().splitlines()[-1]
+        assert not last_line.startswith("command-"), f"chunk {chunk.ordinal} ends with a term"
+    # ...while a short line inside a paragraph is no label, and a cut may follow it.
+    lines = "".join(f"line {k} of a list\n" for k in range(200))
+    listing = chunk_document(
+        Document("list.txt", lines, "text"), tokenizer, ChunkingSettings(chunk_tokens=32)
+    )
+    assert all(chunk.text.endswith("of a list\n") for chunk in listing)
+
+
 def test_lines_beat_sentences_and_spaces(tokenizer: HFTokenizer) -> None:
     text = "".join(f"item {k} is one. and two\n" for k in range(200))
     doc = Document(source="list.txt", text=text, kind="text")
