@@ -2,8 +2,9 @@
 
 A small model given five whole parent chunks answers from the wrong one or copies headings; given
 the few sentences that share the question's words (with the sentence after each, where an answer
-often continues), it answers more often and reads a shorter prompt, so the first token comes sooner.
-Lines that are navigation, markup or minified code are dropped first: they carry no answer.
+often continues, and the label above each, which says what it is about), it answers more often and
+reads a shorter prompt, so the first token comes sooner. Lines that are navigation, markup or
+minified code are dropped first: they carry no answer.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from raggity.core.labels import is_label
 from raggity.core.types import Chunk
 from raggity.pipeline.citations import SENTENCE_STOP, content_words
 
@@ -23,7 +25,7 @@ _SENTENCE = re.compile(rf"\S.*?(?:{SENTENCE_STOP}[\"')\]]*(?=\s|$)|$)")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 # A line that starts its own unit even without a blank line before it: a heading or a list item.
 _LINE_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s)")
-_GAP = " … "
+_GAP = " …"
 _NAVIGATION = re.compile(
     r"^(?:skip to (?:main )?content|table of contents|contents|previous(?: topic| page)?|next(?: topic| page)?|"
     r"navigation|index|modules|search|menu|home|back to top|edit (?:on github|this page)|show source|"
@@ -56,23 +58,45 @@ def clean(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not is_boilerplate(line))
 
 
+@dataclass(frozen=True)
+class _Unit:
+    text: str
+    label: bool  # a label (core/labels.py): a heading, or a short line that is a paragraph of its own
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of `text`. A line break inside a paragraph is wrapping, not an end: documentation is
     hard-wrapped at 80 columns, and cutting there split "Download its tarball,\nunpack it into ..."
     into a fragment that lost the instruction. Blank lines, headings and list items do end one."""
-    pieces: list[str] = []
+    return [unit.text for unit in _units(text)]
+
+
+def _units(text: str) -> list[_Unit]:
+    """The sentences of `text`, each marked if it is a label; a label is never split."""
+    pieces: list[_Unit] = []
     for paragraph in _PARAGRAPH.split(text):
+        lines = paragraph.strip().splitlines()
+        if len(lines) == 1 and is_label(lines[0]):
+            pieces.append(_Unit(lines[0].strip(), True))
+            continue
         current: list[str] = []
-        for line in paragraph.splitlines():
+        for line in lines:
             if _LINE_START.match(line) and current:
-                pieces.append(" ".join(current))
+                pieces.append(_Unit(" ".join(current), False))
                 current = []
             current.append(line.strip())
             if line.lstrip().startswith("#"):  # a heading never runs on into the text below it
-                pieces.append(" ".join(current))
+                pieces.append(_Unit(" ".join(current), is_label(line.lstrip("# "))))
                 current = []
-        pieces.append(" ".join(current))
-    return [m.group(0).strip() for piece in pieces for m in _SENTENCE.finditer(piece) if m.group(0).strip()]
+        pieces.append(_Unit(" ".join(current), False))
+    units: list[_Unit] = []
+    for piece in pieces:
+        if piece.label:
+            units.append(piece)
+            continue
+        sentences = (match.group(0).strip() for match in _SENTENCE.finditer(piece.text))
+        units.extend(_Unit(sentence, False) for sentence in sentences if sentence)
+    return units
 
 
 def idf_weights(question: str, texts: Sequence[str]) -> dict[str, float]:
@@ -85,22 +109,38 @@ def idf_weights(question: str, texts: Sequence[str]) -> dict[str, float]:
 
 
 def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -> FocusedText:
-    """The best-matching sentences of `text` with the sentence after each, in document order."""
-    sentences = split_sentences(clean(text))
-    if not sentences:
+    """The best-matching sentences of `text`, each with the sentence after it and the label above
+    it, in document order."""
+    units = _units(clean(text))
+    if not units:
         return FocusedText("", 0, 0.0)
-    scores = [sum(weights.get(w, 0.0) for w in content_words(s)) for s in sentences]
+    scores = [sum(weights.get(w, 0.0) for w in content_words(unit.text)) for unit in units]
     ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))[:best]
     if not ranked:
-        return FocusedText(" ".join(sentences[: best + 1]), 0, 0.0)  # retrieved for meaning: keep its start
-    keep = sorted({j for i in ranked for j in (i, i + 1) if j < len(sentences)})
-    parts: list[str] = []
-    for previous, index in zip([-1, *keep], keep, strict=False):
-        if parts and index != previous + 1:
-            parts.append(_GAP.strip())
-        parts.append(sentences[index])
+        return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
+    keep = {j for i in ranked for j in (i, i + 1) if j < len(units)}
+    keep.update(label for i in ranked if (label := _label_above(units, i)) is not None)
     matched = sum(s > 0 for s in scores)
-    return FocusedText(" ".join(parts), matched, max(scores))
+    return FocusedText(_join(units, sorted(keep)), matched, max(scores))
+
+
+def _label_above(units: Sequence[_Unit], index: int) -> int | None:
+    """The nearest label before units[index], unless that unit is a label itself."""
+    if units[index].label:
+        return None
+    return next((j for j in range(index - 1, -1, -1) if units[j].label), None)
+
+
+def _join(units: Sequence[_Unit], keep: Sequence[int]) -> str:
+    """The kept units in order: a gap marker where text was left out, a label on a line of its own."""
+    pieces: list[str] = []
+    for previous, index in zip([None, *keep], keep, strict=False):
+        if previous is not None:
+            if index != previous + 1:
+                pieces.append(_GAP)
+            pieces.append("\n" if units[index].label or units[previous].label else " ")
+        pieces.append(units[index].text)
+    return "".join(pieces)
 
 
 def focus_sources(question: str, chunks: Sequence[Chunk]) -> list[Chunk]:

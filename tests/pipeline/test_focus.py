@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from raggity.core.labels import is_label
 from raggity.core.types import Chunk, Location
 from raggity.pipeline.focus import clean, focus, focus_sources, idf_weights, is_boilerplate, split_sentences
 
@@ -105,3 +106,51 @@ def test_decimals_file_names_and_initials_do_not_end_a_sentence() -> None:
     ]
     focused = focus(text, idf_weights("How high is it in the U.S.?", [text]))
     assert "75.6 metres (248.0 ft)" in focused.text
+
+
+STASH = (
+    "pop [--index] [<stash>]\n\n"
+    "Remove a single stashed state from the stash list and apply it.\n\n"
+    "apply [--index] [<stash>]\n\n"
+    "Like pop, but do not remove the state from the stash list. Unlike pop, it may be any commit.\n\n"
+    "branch <name>\n\n"
+    "Creates and checks out a new branch."
+)
+
+
+def test_a_kept_sentence_keeps_the_label_above_it() -> None:
+    # Without its label, "Like pop, but do not remove the state" was read as a description of pop.
+    weights = idf_weights("What is like pop but does not remove the state?", [STASH])
+
+    focused = focus(STASH, weights, best=1)
+
+    assert focused.text == (
+        "apply [--index] [<stash>]\n"
+        "Like pop, but do not remove the state from the stash list. Unlike pop, it may be any commit."
+    )
+
+
+def test_a_label_far_above_is_kept_after_a_gap_and_a_matching_label_brings_its_text() -> None:
+    page = "Normans\n\n" + NORMANS
+    weights = idf_weights("When did their identity emerge?", [page])
+    assert focus(page, weights, best=1).text == (
+        "Normans …\nTheir identity emerged in the first half of the 10th century. "
+        "They were famed for their martial spirit."
+    )
+    # The label is what matches: the text under it comes with it, as the sentence after.
+    branch = focus(STASH, idf_weights("What does branch do?", [STASH]), best=1)
+    assert branch.text == "branch <name>\nCreates and checks out a new branch."
+
+
+def test_only_a_short_line_standing_alone_without_a_stop_is_a_label() -> None:
+    assert not is_label("Remove a single stashed state from the stash list and apply it.")
+    assert not is_label("x" * 81)
+    assert not is_label("--- 42 ---")  # no letter
+    assert is_label("--depth <depth>")
+    assert is_label("Options:")
+    # Inside a paragraph a short line is wrapping, not a label: its sentence runs on.
+    text = "Intro\nwrapped text goes on here.\n\nTitle\n\nBody text."
+    assert (
+        focus(text, idf_weights("What goes on?", [text]), best=1).text
+        == "Intro wrapped text goes on here.\nTitle"
+    )
