@@ -275,7 +275,16 @@ class _Splitter:
         # Whitespace after the start of token `half - 1` leaves the chunk at least half the budget.
         half = first + max(1, budget // 2)
         low = starts[half - 1] + 1 if half - 1 < len(starts) and starts[half - 1] + 1 < limit else start
-        for find in (self._paragraph_break, self._line_end, self._sentence_end, self._last_space):
+        # A cut right after a label (core/labels.py) comes after a sentence end: better the label
+        # with the first sentences it introduces than alone at the end of a chunk.
+        finders = (
+            self._paragraph_break,
+            self._line_end,
+            self._sentence_end,
+            self._any_line_end,
+            self._last_space,
+        )
+        for find in finders:
             space = find(low, limit)
             if space >= 0:
                 return self._after_space(space, limit)
@@ -311,6 +320,9 @@ class _Splitter:
                 return found
             end = label  # the line ends a label: look before the label instead
         return -1
+
+    def _any_line_end(self, low: int, high: int) -> int:
+        return self._text.rfind("\n", low, high)
 
     def _label_before(self, position: int) -> int:
         """Start of the label paragraph (core/labels.py) that the text before `position` ends
