@@ -43,10 +43,10 @@ class Thresholds:
 CALIBRATED: dict[str, Thresholds] = {
     # Prompt version 7, 200 questions per group (87 SciFact claims; bench/results/answerability.
     # qwen2.5-coder-1.5b-instruct.json). Cosine floors 0 to 0.25 tie here; the default stays 0.25,
-    # the only abstention when no model is loaded.
+    # which declines a quarter of unrelated questions before the generator runs.
     "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.15, max_refusal_probability=0.5787),
-    # Prompt version 6, the same questions, with the default model's cosine floor (0.25).
-    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7282),
+    # Prompt version 7, the same questions, with the default cosine floor (0.25).
+    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7179),
 }
 
 
