@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml requirements-models.txt
 demo: install
 	$(BIN)/rag init $(DEMO)/raggity.toml --force
 	$(BIN)/rag ingest --config $(DEMO)/raggity.toml docs
-	$(BIN)/rag ask --config $(DEMO)/raggity.toml "How does raggity attach citations to an answer?"
+	$(BIN)/rag ask --config $(DEMO)/raggity.toml "What does rag show print?"
 
 test: install
 	$(BIN)/python -m pytest -q
