@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-# As long as a definition term is shown (html_layout's term titles); a longer line is prose.
+# Terms, options and titles are shorter than this; a longer line is prose.
 LABEL_MAX_CHARS = 80
 # A line that ends a sentence, with any closing quotes or brackets after the stop.
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")

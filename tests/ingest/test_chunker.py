@@ -234,12 +234,19 @@ def test_a_label_stays_with_the_text_it_introduces(tokenizer: HFTokenizer) -> No
     for chunk in chunks[:-1]:
         last_line = chunk.text.rstrip().splitlines()[-1]
         assert not last_line.startswith("command-"), f"chunk {chunk.ordinal} ends with a term"
-    # ...while a short line inside a paragraph is no label, and a cut may follow it.
-    lines = "".join(f"line {k} of a list\n" for k in range(200))
-    listing = chunk_document(
-        Document("list.txt", lines, "text"), tokenizer, ChunkingSettings(chunk_tokens=32)
-    )
-    assert all(chunk.text.endswith("of a list\n") for chunk in listing)
+    # A short line inside a paragraph is no label: test_lines_beat_sentences_and_spaces cuts after one.
+
+
+def test_with_no_sentence_end_a_cut_after_a_label_beats_one_inside_a_sentence(tokenizer: HFTokenizer) -> None:
+    # An API entry whose one sentence is longer than a chunk: the label ends the first chunk, rather
+    # than the sentence being cut in halves with the label in front of its first half.
+    sentence = "Return a deep copy of the object " + " ".join(f"word{k}" for k in range(60)) + "."
+    doc = Document(source="copy.html", text="copy.deepcopy(obj[, memo])\n\n" + sentence, kind="html")
+    # The label's end lies in the second half of the budget, where a cut is allowed.
+    budget = _n_tokens("copy.deepcopy(obj[, memo])") + 4
+    chunks = chunk_document(doc, tokenizer, ChunkingSettings(chunk_tokens=budget))
+    _spans(doc, chunks)
+    assert chunks[0].text == "copy.deepcopy(obj[, memo])\n\n"
 
 
 def test_lines_beat_sentences_and_spaces(tokenizer: HFTokenizer) -> None:
