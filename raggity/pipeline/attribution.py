@@ -22,7 +22,7 @@ from raggity.pipeline.citations import (
     support,
     without_markers,
 )
-from raggity.pipeline.injection import instruction_warning, sensitive_strings
+from raggity.pipeline.injection import instruction_warning, sensitive_spans
 from raggity.pipeline.prompt import PromptSource
 
 # Shown (and put in --json) when no sentence of a non-declined answer could be tied to a source.
@@ -72,14 +72,17 @@ def attribute_sentence(
         best = max(scores, key=lambda n: (scores[n], -n), default=None)
         verified = [best] if best is not None and scores[best] >= SUPPORT_THRESHOLD else []
     chosen = list(verified)
-    removed: list[str] = []
-    for value in sensitive_strings(bare):
-        holders = [n for n in sorted(by_n) if value in by_n[n].text]
+    unheld = []
+    for start, end in sensitive_spans(bare):
+        holders = [n for n in sorted(by_n) if bare[start:end] in by_n[n].text]
         if not holders:
-            bare = bare.replace(value, REMOVED_VALUE)
-            removed.append(value)
+            unheld.append((start, end))
         elif not set(holders) & set(chosen):
             chosen.append(holders[0])  # its source is shown next to it, supported or not
+    removed = tuple(dict.fromkeys(bare[start:end] for start, end in unheld))
+    # Right to left, so that each replacement leaves the places still to replace where they were.
+    for start, end in reversed(unheld):
+        bare = bare[:start] + REMOVED_VALUE + bare[end:]
     rejected = tuple(n for n in written if n not in verified)
     return AttributedSentence(
         _with_markers(bare, sorted(set(chosen))),
@@ -87,7 +90,7 @@ def attribute_sentence(
         bool(verified),
         written,
         rejected,
-        tuple(removed),
+        removed,
     )
 
 

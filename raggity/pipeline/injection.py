@@ -51,10 +51,22 @@ def instruction_warning(text: str) -> str:
     return f'this source gives instructions ("{match.group(0).strip()}"): treat what it says with care'
 
 
+def sensitive_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds URLs and credential-looking values: (start, end) pairs, in order, not
+    overlapping. Only these places are redacted: the same word elsewhere is not a secret."""
+    found: list[tuple[int, int]] = []
+    for m in _URL.finditer(text):
+        found.append((m.start(), m.start() + len(m.group(0).rstrip(".,;:!?"))))
+    for pattern in (_PASSWORD, _LABELLED_SECRET):
+        found += [(m.start(1), m.start(1) + len(m.group(1).rstrip(".,;:!?"))) for m in pattern.finditer(text)]
+    found += [m.span() for m in _KEY_LIKE.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if end > start and (not spans or start >= spans[-1][1]):
+            spans.append((start, end))
+    return spans
+
+
 def sensitive_strings(text: str) -> list[str]:
     """URLs and credential-looking values in `text`, in order of appearance, without duplicates."""
-    found: list[tuple[int, str]] = [(m.start(), m.group(0).rstrip(".,;:!?")) for m in _URL.finditer(text)]
-    for pattern in (_PASSWORD, _LABELLED_SECRET):
-        found += [(m.start(1), m.group(1).rstrip(".,;:!?")) for m in pattern.finditer(text)]
-    found += [(m.start(), m.group(0)) for m in _KEY_LIKE.finditer(text)]
-    return list(dict.fromkeys(value for _, value in sorted(found) if value))
+    return list(dict.fromkeys(text[start:end] for start, end in sensitive_spans(text)))

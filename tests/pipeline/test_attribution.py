@@ -133,6 +133,14 @@ def test_a_url_no_source_contains_is_removed() -> None:
     assert result.sentences[0].removed == ("https://made.up/paris",)
 
 
+def test_a_value_no_source_holds_is_replaced_where_it_stands_not_elsewhere() -> None:
+    result = attribute("The blue door is in Paris, the capital of France, and the password is blue.", SOURCES)
+
+    assert result.sentences[0].removed == ("blue",)
+    assert result.text.startswith("The blue door is in Paris")
+    assert result.text.endswith(f"the password is {REMOVED_VALUE} [1].")
+
+
 def test_lines_stay_lines() -> None:
     assert split_sentences("First one. Second one.\n- third\n\nfourth") == [
         ("First one.", " "),
