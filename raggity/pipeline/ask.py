@@ -239,9 +239,10 @@ def generate_stage(
     on_token: Callable[[str], None] | None,
     first_shape: str | None = None,
 ) -> Staged[StreamResult]:
-    """Streams the reply through the attributing stream: sentences are shown once checked, with the
-    sources that support them, and a reply that is not an answer (only markers, headings or names)
-    is never shown. Words the question gave count as no evidence."""
+    """Streams the reply through the attributing stream: words are shown as they come once the reply
+    reads as prose, each sentence ends with the sources that support it, and a reply that is not an
+    answer (only markers, headings or names) is never shown. Words the question gave count as no
+    evidence."""
     given = frozenset(content_words(question))
     headings = [s.chunk.heading for s in sources]
     stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import re
+
+import pytest
 
 from raggity.core.types import Chunk, Location
 from raggity.pipeline.answer_stream import AttributedStream, StreamResult
+from raggity.pipeline.attribution import REMOVED_VALUE
 from raggity.pipeline.prompt import REFUSAL_REPLY, PromptSource
 
 SOURCES = [
@@ -14,19 +18,85 @@ SOURCES = [
 ]
 
 
-def run(reply: str) -> tuple[list[str], StreamResult]:
+def run(reply: str, headings: tuple[str, ...] = ()) -> tuple[list[str], StreamResult]:
+    shown, result, _ = run_tracking(reply, headings)
+    return shown, result
+
+
+def run_tracking(reply: str, headings: tuple[str, ...] = ()) -> tuple[list[str], StreamResult, list[str]]:
+    """Also returns what the model had written when each piece was shown."""
     shown: list[str] = []
-    stream = AttributedStream(SOURCES, emit=shown.append)
+    written: list[str] = []
+    raw = ""
+
+    def emit(text: str) -> None:
+        shown.append(text)
+        written.append(raw)
+
+    stream = AttributedStream(SOURCES, emit=emit, headings=headings)
     for piece in re.findall(r"\S+\s*", reply):  # word by word, as a model streams
+        raw += piece
         stream.feed(piece)
-    return shown, stream.finish()
+    return shown, stream.finish(), written
 
 
-def test_prose_is_streamed_sentence_by_sentence_with_its_sources() -> None:
-    shown, result = run("Paris is the capital of France. The Eiffel Tower is 330 metres tall.")
+def test_prose_streams_word_by_word_and_each_sentence_ends_with_its_sources() -> None:
+    shown, result, written = run_tracking(
+        "Paris is the capital of France. The Eiffel Tower is 330 metres tall."
+    )
 
-    assert shown == ["Paris is the capital of France [1].", " The Eiffel Tower is 330 metres tall [2]."]
+    assert "".join(shown) == "Paris is the capital of France [1]. The Eiffel Tower is 330 metres tall [2]."
+    assert "".join(shown) == result.attribution.text
     assert result.shown
+    # The first words were on screen before the model finished its first sentence.
+    assert shown[0] == "Paris is the capital"
+    assert "." not in written[0]
+
+
+def test_a_marker_or_url_is_shown_only_after_attribution_checked_it() -> None:
+    shown, result = run("Paris is the capital [2] of France, see https://made.up/paris for more.")
+
+    assert not any("[2]" in piece or "made.up" in piece for piece in shown)
+    assert "".join(shown) == result.attribution.text
+    assert REMOVED_VALUE in result.attribution.text
+
+
+@pytest.mark.parametrize("reply", ["The growth of the modern city", "## The history of the old town"])
+def test_a_reply_that_is_only_a_heading_is_never_shown_even_in_part(reply: str) -> None:
+    shown, result = run(reply, headings=("Paris > The growth of the modern city",))
+
+    assert (shown, result.shape, result.shown) == ([], "headings", False)
+
+
+def test_a_reply_opening_with_names_is_held_until_a_word_reads_as_prose() -> None:
+    shown, _, written = run_tracking("Edward Said and Ronald Robinson wrote about it. They disagreed.")
+
+    assert shown[0] == "Edward Said and Ronald Robinson wrote"
+    assert written[0] == "Edward Said and Ronald Robinson wrote about "
+
+
+def test_words_shown_early_stay_when_the_same_word_is_later_redacted() -> None:
+    shown, result = run("The blue door is in Paris, the capital of France, and the password is blue.")
+
+    assert shown[0].startswith("The blue door")
+    assert "".join(shown) == result.attribution.text
+    assert result.attribution.text.endswith(f"the password is {REMOVED_VALUE} [1].")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_what_is_shown_is_always_the_attributed_answer(seed: int) -> None:
+    """Whatever the reply, the pieces shown join into the attributed text: nothing shown early is
+    later changed by attribution."""
+    rng = random.Random(seed)
+    fragments = [
+        "Paris", "is", "the", "capital", "of", "France", "[1]", "[2]", "[7]", ",", ".", "...", "!",
+        "the password is hunter2", "see https://made.up/x", "www.paris.fr", "token = tok_9f8e7d",
+        "sk-3fA9b2C7d8E1f0a6B5c4D3e2F1", "U.S.", "75.6", "Eiffel", "Tower", "330", "metres", "\n",
+        "tall.", "and", "it", "(see", "below)", ";", ":",
+    ]  # fmt: skip
+    reply = "Paris is the capital " + " ".join(rng.choice(fragments) for _ in range(rng.randint(5, 30)))
+    shown, result = run(reply)
+
     assert "".join(shown) == result.attribution.text
 
 
@@ -57,7 +127,7 @@ def test_an_answer_that_starts_like_the_refusal_but_answers_is_shown() -> None:
     shown, result = run("The sources say Paris is the capital of France.")
 
     assert not result.refused
-    assert shown == ["The sources say Paris is the capital of France [1]."]
+    assert "".join(shown) == "The sources say Paris is the capital of France [1]."
 
 
 def test_a_short_answer_without_a_full_stop_is_shown_at_the_end() -> None:
