@@ -19,11 +19,11 @@ from raggity.pipeline.answer_shape import AnswerShape, answer_shape
 from raggity.pipeline.attribution import (
     AttributedSentence,
     Attribution,
-    assemble,
+    attribute,
     attribute_sentence,
     split_sentences,
 )
-from raggity.pipeline.citations import content_words
+from raggity.pipeline.citations import content_words, without_markers
 from raggity.pipeline.injection import sensitive_spans
 from raggity.pipeline.prompt import REFUSAL_OPENING, PromptSource
 
@@ -32,8 +32,11 @@ _SENTENCE_END = (".", "!", "?")
 _COMPLETE_WORD = re.compile(r"\S+\s+")
 # Whitespace before punctuation, which attribution's marker removal also closes up.
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.!?,;:])")
-# Words of an unfinished first sentence needed before it can read as prose.
+# Settled words needed before a reply can read as prose.
 _PROSE_WORDS = 3
+# The start of markers the model is still writing after a full stop ("France. [" before "1]"):
+# attribution's sentence split will give them to the sentence before.
+_UNFINISHED_MARKERS = re.compile(r"(?:\[\d+\]\s*)*\[\d*")
 
 
 @dataclass(frozen=True)
@@ -57,20 +60,38 @@ def _may_become_refusal(text: str) -> bool:
 
 def settled_prefix(sentence: str) -> str:
     """The start of an unfinished sentence that attribution will leave as it is, whatever follows:
-    its complete words but the last (where sources are attached), up to the first marker, URL or
-    credential-like value, without the spaces and punctuation at its end. A credential's label comes
-    before its value, so a value is always found here with its label."""
-    text = "".join(_COMPLETE_WORD.findall(sentence)[:-1])
-    marker = text.find("[")
-    cuts = [len(text) if marker < 0 else marker, *(start for start, _ in sensitive_spans(text)[:1])]
-    return re.sub(r"[\s.!?:;,]+$", "", _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text[: min(cuts)]))
+    its complete words but the last (where sources are attached), held back before
+    - a word with a marker in it, and
+    - a word before one that opens with punctuation or a marker (attribution removes markers and
+      closes the space before punctuation, which can join that word to what follows), and
+    - a URL or credential-like value (a credential's label comes before its value, so a value is
+      always found here with its label)."""
+    words = _COMPLETE_WORD.findall(sentence)
+    keep = min(len(words) - 1, next((i for i, word in enumerate(words) if "[" in word), len(words)))
+    while keep > 0 and words[keep][:1] in ".!?,;:[":
+        keep -= 1
+    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", "".join(words[:keep]))
+    spans = sensitive_spans(text)
+    return (text[: spans[0][0]] if spans else text).rstrip()
+
+
+def _split(reply: str) -> tuple[list[tuple[str, str]], str]:
+    """The reply's complete sentences (with the separator after each) and the one still growing,
+    with a space at its end when its last word is complete (split_sentences strips it)."""
+    pieces = split_sentences(reply)
+    if not pieces:
+        return [], ""
+    complete, growing = pieces[:-1], pieces[-1][0]
+    if complete and complete[-1][1] == " " and _UNFINISHED_MARKERS.fullmatch(growing):
+        complete, growing = complete[:-1], f"{complete[-1][0]} {growing}"
+    return complete, growing + " " if reply[-1:].isspace() else growing
 
 
 def _reads_as_prose(reply: str, start: str, headings: Sequence[str]) -> bool:
-    """Whether an unfinished first sentence can only be prose: it opens with a letter or digit (no
-    bullet, heading mark or marker), and `start`, its settled words, has a lowercase content word (a
-    verb or a common noun: names and titles are capitalised) among at least _PROSE_WORDS words, and
-    is not the start of a source's heading."""
+    """Whether a reply whose settled text so far is `start` can only be prose: it opens with a
+    letter or digit (no bullet, heading mark or marker), `start` has a lowercase content word (a verb
+    or a common noun: names and titles are capitalised) among at least _PROSE_WORDS words, and it is
+    not the start of a source's heading."""
     if not reply.lstrip()[:1].isalnum() or len(start.split()) < _PROSE_WORDS:
         return False
     if not content_words(" ".join(re.findall(r"(?<![\w-])[a-z]+(?![\w-])", start))):
@@ -97,52 +118,43 @@ class AttributedStream:
         self._headings = tuple(headings)
         self._emit = emit
         self._raw = ""
-        self._done: list[tuple[AttributedSentence, str]] = []
         self._released = False
-        self._shown = ""  # of the unfinished sentence
+        self._shown = ""  # all that `emit` received
+        self._attributed: dict[str, AttributedSentence] = {}
 
     def feed(self, piece: str) -> None:
         self._raw += piece
-        pieces = split_sentences(self._raw)
-        complete, growing = pieces[:-1], pieces[-1][0] if pieces else ""  # the last may still grow
-        if self._raw[-1:].isspace():
-            growing += " "  # its last word is complete (split_sentences strips the space)
+        complete, growing = _split(self._raw)
         if not self._released:
             if _may_become_refusal(self._raw):
                 return
-            if complete:
-                text = "".join(s + sep for s, sep in complete)
-                if not any(s.endswith(_SENTENCE_END) for s, _ in complete):
-                    return
-                if answer_shape(text, self._headings) != "prose":
-                    return
-            elif not _reads_as_prose(self._raw, settled_prefix(growing), self._headings):
+            if complete and (
+                not any(s.endswith(_SENTENCE_END) for s, _ in complete)
+                or answer_shape("".join(s + sep for s, sep in complete), self._headings) != "prose"
+            ):
+                return
+            start = "".join(without_markers(s) + sep for s, sep in complete) + settled_prefix(growing)
+            if not _reads_as_prose(self._raw, start.strip(), self._headings):
                 return
             self._released = True
-        self._take(complete)
-        self._show(settled_prefix(growing))
+        attributed = (self._sentence(s).text + sep for s, sep in complete)
+        self._show(("".join(attributed) + settled_prefix(growing)).strip())
 
-    def _show(self, settled: str) -> None:
-        if len(settled) <= len(self._shown):
-            return
-        before = "" if self._shown else self._separator()
-        self._send(before + settled[len(self._shown) :])
-        self._shown = settled
+    def _sentence(self, sentence: str) -> AttributedSentence:
+        if sentence not in self._attributed:
+            self._attributed[sentence] = attribute_sentence(sentence, self._sources, self._given)
+        return self._attributed[sentence]
 
-    def _separator(self) -> str:
-        return self._done[-1][1] if self._done else ""
+    def _show(self, text: str) -> None:
+        """Sends what `text` adds to what was shown (settled_prefix's rules make every later text
+        start with what was shown; a text that does not is not sent)."""
+        if len(text) > len(self._shown) and text.startswith(self._shown):
+            self._send(text[len(self._shown) :])
+            self._shown = text
 
     def _send(self, text: str) -> None:
-        if self._emit is not None and text:
+        if self._emit is not None:
             self._emit(text)
-
-    def _take(self, pieces: Sequence[tuple[str, str]]) -> None:
-        for sentence, separator in pieces[len(self._done) :]:
-            attributed = attribute_sentence(sentence, self._sources, self._given)
-            # settled_prefix guarantees that attribution kept what was shown of it.
-            shown, self._shown = self._shown, ""
-            self._send(attributed.text[len(shown) :] if shown else self._separator() + attributed.text)
-            self._done.append((attributed, separator))
 
     def finish(self) -> StreamResult:
         raw = self._raw.strip()
@@ -150,7 +162,10 @@ class AttributedStream:
         refused = _is_refusal(raw)
         if not self._released and shape == "prose" and not refused:
             self._released = True
-        if self._released:
-            self._take(split_sentences(self._raw))
-        attribution = assemble([a for a, _ in self._done], [sep for _, sep in self._done], self._sources)
-        return StreamResult(raw, shape, refused and not self._done, bool(self._done), attribution)
+        attribution = attribute(self._raw if self._released else "", self._sources, self._given)
+        if attribution.text.startswith(self._shown):
+            self._show(attribution.text)
+        else:  # a guard, not a path: should a rule above break, the answer is restated, not garbled
+            self._send("\n" + attribution.text)
+            self._shown = attribution.text
+        return StreamResult(raw, shape, refused and not self._shown, bool(self._shown), attribution)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -53,10 +54,19 @@ def test_prose_streams_word_by_word_and_each_sentence_ends_with_its_sources() ->
     assert "." not in written[0]
 
 
-def test_a_marker_or_url_is_shown_only_after_attribution_checked_it() -> None:
-    shown, result = run("Paris is the capital [2] of France, see https://made.up/paris for more.")
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Paris is the capital [2] of France, see https://made.up/paris for more.",
+        # Removing the marker and closing the space before "." make "www.made.up" of these.
+        "Paris is the capital of France, see www [2] .made.up for more.",
+        "Paris is the capital of France, see www .made.up for more.",
+    ],
+)
+def test_a_marker_or_url_is_shown_only_after_attribution_checked_it(reply: str) -> None:
+    shown, result = run(reply)
 
-    assert not any("[2]" in piece or "made.up" in piece for piece in shown)
+    assert not any("[2]" in piece or "made.up" in piece or "www" in piece for piece in shown)
     assert "".join(shown) == result.attribution.text
     assert REMOVED_VALUE in result.attribution.text
 
@@ -83,19 +93,72 @@ def test_words_shown_early_stay_when_the_same_word_is_later_redacted() -> None:
     assert result.attribution.text.endswith(f"the password is {REMOVED_VALUE} [1].")
 
 
-@pytest.mark.parametrize("seed", range(40))
+def test_a_marker_written_after_the_full_stop_in_pieces_is_shown_once() -> None:
+    pieces = ["Paris", " is", " the", " capital", " of", " France", ".", " [", "1", "]", " The", " Eiffel"]
+    pieces += [" Tower", " is", " 330", " metres", " tall", "."]
+    shown: list[str] = []
+    stream = AttributedStream(SOURCES, emit=shown.append)
+    for piece in pieces:
+        stream.feed(piece)
+    result = stream.finish()
+
+    assert "".join(shown) == "Paris is the capital of France [1]. The Eiffel Tower is 330 metres tall [2]."
+    assert result.attribution.sentences[0].written == (1,)
+
+
+@pytest.mark.parametrize(
+    ("reply", "headings"),
+    [
+        ("1. Edward Said\n2. Ronald Robinson", ()),
+        ("Mr. Edward Said\nMr. Ronald Robinson", ()),
+        ("Why Paris? A short history of the city", ("Paris > Why Paris? A short history of the city",)),
+    ],
+)
+def test_numbered_names_and_a_heading_with_a_question_mark_are_never_shown(
+    reply: str, headings: tuple[str, ...]
+) -> None:
+    shown, result = run(reply, headings)
+
+    assert (shown, result.shown) == ([], False)
+    assert result.shape in ("name_list", "headings")
+
+
+FRAGMENTS = [
+    "Paris", "is", "the", "capital", "of", "France", "[1]", "[2]", "[7]", "[", ",", ".", "...", "!", "?",
+    "the password is hunter2", "password is ab :x9", "see https://made.up/x", "https", "://made.up/y",
+    "www", ".example.com", "www.paris.fr", "token = tok_9f8e7d", "sk-3fA9b2C7d8E1f0a6B5c4D3e2F1", "U.S.",
+    "75.6", "Eiffel", "Tower", "330", "metres", "\n", "tall.", "tall. [2]", ". [1]", "[1][2]", ".\n[2]",
+    "France[1].", "big ,", "Mr.", "1.", "and", "it", "(see", "below)", ";", ":", "  ",
+]  # fmt: skip
+
+
+def _pieces(text: str, rng: random.Random) -> list[str]:
+    """As a model might stream `text`: by words, characters, short runs, or token-like cuts."""
+    mode = rng.randrange(4)
+    if mode == 0:
+        return re.findall(r"\S+\s*|\s+", text)
+    if mode == 1:
+        return list(text)
+    if mode == 2:
+        cuts = [0]
+        while cuts[-1] < len(text):
+            cuts.append(cuts[-1] + rng.randint(1, 5))
+        return [text[a:b] for a, b in itertools.pairwise(cuts)]
+    return re.split(r"(?=[ \n\[\].,:])|(?<=[\[\]])", text)
+
+
+@pytest.mark.parametrize("seed", range(300))
 def test_what_is_shown_is_always_the_attributed_answer(seed: int) -> None:
-    """Whatever the reply, the pieces shown join into the attributed text: nothing shown early is
-    later changed by attribution."""
+    """Whatever the reply and however it is cut into pieces, the pieces shown join into the
+    attributed text: nothing shown early is later changed by attribution (a value it removes is
+    never shown)."""
     rng = random.Random(seed)
-    fragments = [
-        "Paris", "is", "the", "capital", "of", "France", "[1]", "[2]", "[7]", ",", ".", "...", "!",
-        "the password is hunter2", "see https://made.up/x", "www.paris.fr", "token = tok_9f8e7d",
-        "sk-3fA9b2C7d8E1f0a6B5c4D3e2F1", "U.S.", "75.6", "Eiffel", "Tower", "330", "metres", "\n",
-        "tall.", "and", "it", "(see", "below)", ";", ":",
-    ]  # fmt: skip
-    reply = "Paris is the capital " + " ".join(rng.choice(fragments) for _ in range(rng.randint(5, 30)))
-    shown, result = run(reply)
+    reply = "Paris is the capital " + " ".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(3, 30)))
+    shown: list[str] = []
+    stream = AttributedStream(SOURCES, emit=shown.append)
+    for piece in _pieces(reply, rng):
+        stream.feed(piece)
+    result = stream.finish()
 
     assert "".join(shown) == result.attribution.text
 
