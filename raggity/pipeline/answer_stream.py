@@ -5,8 +5,10 @@ never shown as one.
 Waiting for the first full sentence cost about half a second of the first text (a sentence is some
 20 tokens, at 36 tokens/s for the 1.5B model on 2 cores). A sentence's words are shown as they come
 once the first ones read as prose, except what attribution may still change: markers the model
-wrote, URLs and credential-like values (replaced when no source holds them), the last word and the
-end punctuation (where the sentence's sources are attached).
+wrote and the words they or punctuation could join (attribution removes markers and closes the
+space before punctuation), URLs and credential-like values (replaced when no source holds them),
+the last word and the end punctuation (where the sentence's sources are attached). The text shown
+is always the start of the attributed answer: tests cut random replies into random pieces to check.
 """
 
 from __future__ import annotations
