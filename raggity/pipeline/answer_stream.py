@@ -50,14 +50,17 @@ class StreamResult:
     attribution: Attribution
 
 
+def _plain(text: str) -> str:
+    """`text` as the refusal is compared: lowercase, without markers, quotes or repeated spaces."""
+    return " ".join(without_markers(text).strip(" \t\n\"'“”‘’").lower().split())
+
+
 def _is_refusal(text: str) -> bool:
-    head, opening = text.strip().lower(), REFUSAL_OPENING.lower()
-    return head.startswith(opening)
+    return _plain(text).startswith(_plain(REFUSAL_OPENING))
 
 
 def _may_become_refusal(text: str) -> bool:
-    head = text.strip().lower()
-    return REFUSAL_OPENING.lower().startswith(head) or _is_refusal(head)
+    return _plain(REFUSAL_OPENING).startswith(_plain(text)) or _is_refusal(text)
 
 
 def settled_prefix(sentence: str) -> str:

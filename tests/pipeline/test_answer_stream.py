@@ -178,8 +178,17 @@ def test_a_list_of_names_is_never_shown() -> None:
     assert (shown, result.shape, result.shown) == ([], "name_list", False)
 
 
-def test_the_refusal_sentence_is_not_shown_as_an_answer() -> None:
-    shown, result = run(f"{REFUSAL_REPLY} I looked everywhere.")
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"{REFUSAL_REPLY} I looked everywhere.",
+        f'"{REFUSAL_REPLY}"',
+        f"[1] {REFUSAL_REPLY}",
+        REFUSAL_REPLY.replace(" ", "  ").upper(),
+    ],
+)
+def test_the_refusal_sentence_is_not_shown_as_an_answer(reply: str) -> None:
+    shown, result = run(reply)
 
     assert shown == []
     assert result.refused
