@@ -111,6 +111,7 @@ def test_a_marker_written_after_the_full_stop_in_pieces_is_shown_once() -> None:
     [
         ("1. Edward Said\n2. Ronald Robinson", ()),
         ("Mr. Edward Said\nMr. Ronald Robinson", ()),
+        ("J. R. R. Tolkien\nC. S. Lewis", ()),
         ("Why Paris? A short history of the city", ("Paris > Why Paris? A short history of the city",)),
     ],
 )
