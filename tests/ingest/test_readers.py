@@ -577,11 +577,31 @@ def test_html_without_head_or_body_tags(tmp_path: Path) -> None:
         ("<p>x<b>y</b>z</p><p>w</p>", "xyz\n\nw"),
         ("<ul><li>a<ul><li>b</li></ul></li><li>c</li></ul>", "a\n\nb\n\nc"),
         ("<table><td>a</td><td>b</td></table><table><td>c</td></table>", "a | b\n\nc"),
+        # A row stays one line when its cells hold blocks, as Sphinx writes every cell (<td><p>..</p></td>).
+        (
+            "<table><tr><th><p>Op</p></th><th><p>Result</p></th></tr>"
+            "<tr><td><p>x in s</p></td><td><p>True if <em>x</em> is</p><p>in s</p><br><pre>a\nb</pre></td></tr></table>",
+            "Op | Result\nx in s | True if x is in s a b",
+        ),
+        # A row of one cell is a paragraph, as DocBook lists functions: signature, text, example.
+        (
+            "<table><tr><td><p>abs(x)</p><p>Absolute value.</p></td></tr><tr><td><p>cbrt(x)</p></td></tr></table>",
+            "abs(x) Absolute value.\n\ncbrt(x)",
+        ),
+        ("<table><tr><td>a</td><td><h3>T</h3>b</td></tr></table>", "a | T b"),
         ("<pre>\n  x\n\n  y</pre>after", "  x\n\n  y\n\nafter"),
     ],
 )
 def test_html_layout(tmp_path: Path, page: str, text: str) -> None:
     assert read_one(write(tmp_path / "a.html", page)).text == text
+
+
+def test_html_a_heading_inside_a_table_cell_is_part_of_its_row_not_a_heading(tmp_path: Path) -> None:
+    document = read_one(
+        write(tmp_path / "a.html", "<h2>Types</h2><table><tr><td>a</td><td><h3>T</h3>b</td></tr></table>")
+    )
+    assert document.text == "Types\n\na | T b"
+    assert titles(document.headings) == [(2, "Types")]
 
 
 def test_html_malformed_marked_section_is_a_comment_as_in_a_browser(tmp_path: Path) -> None:

@@ -2,7 +2,11 @@
 
 Paragraphs, headings, lists, tables and `<pre>` blocks are separated by a blank line; other block
 elements (list items, divs, table rows, definition terms) end a line; table cells are joined with
-" | ". Runs of whitespace collapse to one space except inside `<pre>`, which is kept verbatim.
+" | ", and inside a cell every break is a space, so that a row stays one line (Sphinx wraps each
+cell's text in `<p>`). A row of one cell is a paragraph of its own: DocBook lists each function as
+one, signature, description and example in a cell, and on lines of one paragraph they read as one
+text running from row to row. Runs of whitespace collapse to one space except inside `<pre>` outside a cell,
+which is kept verbatim.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ class TextLayout:
         self._newlines_at_end = 0
         self._pending_space = False
         self._pre_depth = 0
+        self._cell_depth = 0
+        self._row_cells = 0
         self._heading: tuple[int, int, list[str]] | None = None
         self._heading_tag = ""
         self._headings: list[Heading] = []
@@ -57,7 +63,9 @@ class TextLayout:
         return text, tuple(self._headings), anchors
 
     def start(self, tag: str, *, anchor: str | None = None) -> None:
-        if tag == "br":
+        if self._cell_depth and (tag == "br" or tag in _PARAGRAPHS or tag in _LINES):
+            self._pending_space = True  # a row is one line: its cells' blocks are runs of words
+        elif tag == "br":
             self._newline()
         elif tag in _PARAGRAPHS:
             self._break(2)
@@ -67,10 +75,17 @@ class TextLayout:
             # Every cell but a row's first follows text on the same line.
             self._pending_space = False
             self._emit(" | ")
+        if tag in _CELLS:
+            if not self._cell_depth:
+                self._row_cells += 1
+            self._cell_depth += 1
+        elif tag == "tr" and not self._cell_depth:
+            self._row_cells = 0
         if tag == "pre":
             self._pre_depth += 1
         level = _TERM_LEVEL if tag == "dt" and anchor else _HEADINGS.get(tag)
-        if level is not None and self._heading is None:
+        # A heading starts a line; inside a cell it is part of its row.
+        if level is not None and self._heading is None and not self._cell_depth:
             self._heading = (self._length, level, [])
             self._heading_tag = tag
         if anchor:
@@ -87,7 +102,11 @@ class TextLayout:
                 title = title[: _TERM_TITLE_CHARS - 1].rstrip() + "…"
             if title:
                 self._headings.append(Heading(offset=start, level=level, title=title))
-        if tag in _PARAGRAPHS:
+        if tag in _CELLS:
+            self._cell_depth = max(0, self._cell_depth - 1)
+        elif self._cell_depth and (tag in _PARAGRAPHS or tag in _LINES):
+            self._pending_space = True
+        elif tag in _PARAGRAPHS or (tag == "tr" and self._row_cells == 1):  # a one-cell row: a paragraph
             self._break(2)
         elif tag in _LINES:
             self._break(1)
@@ -95,7 +114,7 @@ class TextLayout:
     def data(self, data: str) -> None:
         if self._heading is not None:
             self._heading[2].append(data)
-        if self._pre_depth:
+        if self._pre_depth and not self._cell_depth:
             self._emit(data)
             return
         collapsed = _SPACES.sub(" ", data)
@@ -125,7 +144,7 @@ class TextLayout:
     def _emit(self, piece: str) -> None:
         if not piece:
             return
-        if self._pending_space and self._newlines_at_end == 0 and self._length:
+        if self._pending_space and self._newlines_at_end == 0 and self._length and self._out[-1][-1] != " ":
             self._append(" ")
         self._pending_space = False
         self._append(piece)
