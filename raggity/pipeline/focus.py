@@ -5,14 +5,20 @@ the few sentences that share the question's words (with the sentence after each,
 often continues, and the label above each, which says what it is about), it answers more often and
 reads a shorter prompt, so the first token comes sooner. Lines that are navigation, markup or
 minified code are dropped first: they carry no answer.
+
+A table row is a record of its own, not a sentence: a kept row comes with its table's header, which
+says what each cell is, and never with the next row; a header that matches (the question names a
+column) comes with the first rows under it.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk
@@ -26,6 +32,10 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 # A line that starts its own unit even without a blank line before it: a heading or a list item.
 _LINE_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s)")
 _GAP = " …"
+# A table row as the readers lay it out: markdown ("| a | b |") or HTML cells joined by " | ".
+_TABLE_ROW = re.compile(r"^\s*\||\s\|\s")
+# Rows a matching header brings: as many units as two kept sentences with their followers.
+HEADER_ROWS = 2 * BEST_SENTENCES - 1
 _NAVIGATION = re.compile(
     r"^(?:skip to (?:main )?content|table of contents|contents|previous(?: topic| page)?|next(?: topic| page)?|"
     r"navigation|index|modules|search|menu|home|back to top|edit (?:on github|this page)|show source|"
@@ -58,10 +68,23 @@ def clean(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not is_boilerplate(line))
 
 
+# A label (core/labels.py) is a heading or a short line that is a paragraph of its own; a header is
+# the first row of a table, a row any other.
+_Kind = Literal["sentence", "label", "header", "row"]
+
+
 @dataclass(frozen=True)
 class _Unit:
     text: str
-    label: bool  # a label (core/labels.py): a heading, or a short line that is a paragraph of its own
+    kind: _Kind = "sentence"
+
+    @property
+    def label(self) -> bool:
+        return self.kind == "label"
+
+    @property
+    def tabular(self) -> bool:
+        return self.kind in ("header", "row")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -72,30 +95,36 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _units(text: str) -> list[_Unit]:
-    """The sentences of `text`, each marked if it is a label; a label is never split."""
+    """The sentences of `text`, each marked if it is a label or a table's row; neither is split."""
     pieces: list[_Unit] = []
     for paragraph in _PARAGRAPH.split(text):
         lines = paragraph.strip().splitlines()
         if len(lines) == 1 and is_label(lines[0]):
-            pieces.append(_Unit(lines[0].strip(), True))
+            pieces.append(_Unit(lines[0].strip(), "label"))
+            continue
+        if len(lines) > 1 and all(_TABLE_ROW.search(line) for line in lines):
+            # The first row a chunk holds of a table stands for its header (a chunk cut inside a
+            # long table lends its first row that role: one extra row shown, nothing lost).
+            pieces.extend(_Unit(line.strip(), "row" if n else "header") for n, line in enumerate(lines))
             continue
         current: list[str] = []
         for line in lines:
             if _LINE_START.match(line) and current:
-                pieces.append(_Unit(" ".join(current), False))
+                pieces.append(_Unit(" ".join(current)))
                 current = []
             current.append(line.strip())
             if line.lstrip().startswith("#"):  # a heading never runs on into the text below it
-                pieces.append(_Unit(" ".join(current), is_label(line.lstrip("# "))))
+                heading = " ".join(current)
+                pieces.append(_Unit(heading, "label" if is_label(line.lstrip("# ")) else "sentence"))
                 current = []
-        pieces.append(_Unit(" ".join(current), False))
+        pieces.append(_Unit(" ".join(current)))
     units: list[_Unit] = []
     for piece in pieces:
-        if piece.label:
+        if piece.kind != "sentence":
             units.append(piece)
             continue
         sentences = (match.group(0).strip() for match in _SENTENCE.finditer(piece.text))
-        units.extend(_Unit(sentence, False) for sentence in sentences if sentence)
+        units.extend(_Unit(sentence) for sentence in sentences if sentence)
     return units
 
 
@@ -118,16 +147,38 @@ def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -
     ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))[:best]
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
-    keep = {j for i in ranked for j in (i, i + 1) if j < len(units)}
-    keep.update(label for i in ranked if (label := _label_above(units, i)) is not None)
+    keep = {j for i in ranked for j in _with_context(units, i)}
     matched = sum(s > 0 for s in scores)
     return FocusedText(_join(units, sorted(keep)), matched, max(scores))
 
 
+def _with_context(units: Sequence[_Unit], index: int) -> list[int]:
+    """units[index] with what it needs to be read right: the sentence after a sentence or a label (an
+    answer often runs on), the header above a row, the first rows under a header; and the label
+    above it all."""
+    unit = units[index]
+    if unit.kind == "row":
+        header = next(j for j in range(index - 1, -1, -1) if units[j].kind == "header")
+        kept = [header, index]
+    elif unit.kind == "header":
+        kept = _header_and_rows(units, index)
+    elif index + 1 < len(units) and units[index + 1].kind == "header":
+        kept = [index, *_header_and_rows(units, index + 1)]  # "... these models:" and the table
+    else:
+        kept = [index, index + 1] if index + 1 < len(units) else [index]
+    if not unit.label and (label := _label_above(units, kept[0])) is not None:
+        kept.append(label)
+    return kept
+
+
+def _header_and_rows(units: Sequence[_Unit], header: int) -> list[int]:
+    """A header alone states nothing: it comes with the first rows under it."""
+    below = range(header + 1, min(header + 1 + HEADER_ROWS, len(units)))
+    return [header, *itertools.takewhile(lambda j: units[j].kind == "row", below)]
+
+
 def _label_above(units: Sequence[_Unit], index: int) -> int | None:
-    """The nearest label before units[index], unless that unit is a label itself."""
-    if units[index].label:
-        return None
+    """The nearest label before units[index]."""
     return next((j for j in range(index - 1, -1, -1) if units[j].label), None)
 
 
@@ -138,7 +189,8 @@ def _join(units: Sequence[_Unit], keep: Sequence[int]) -> str:
         if previous is not None:
             if index != previous + 1:
                 pieces.append(_GAP)
-            pieces.append("\n" if units[index].label or units[previous].label else " ")
+            lines_apart = any(units[i].label or units[i].tabular for i in (previous, index))
+            pieces.append("\n" if lines_apart else " ")
         pieces.append(units[index].text)
     return "".join(pieces)
 

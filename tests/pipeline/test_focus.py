@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.focus import clean, focus, focus_sources, idf_weights, is_boilerplate, split_sentences
+from raggity.pipeline.focus import (
+    HEADER_ROWS,
+    clean,
+    focus,
+    focus_sources,
+    idf_weights,
+    is_boilerplate,
+    split_sentences,
+)
 
 NORMANS = (
     "The Normans were the people who gave their name to Normandy. "
@@ -154,3 +162,58 @@ def test_only_a_short_line_standing_alone_without_a_stop_is_a_label() -> None:
         focus(text, idf_weights("What goes on?", [text]), best=1).text
         == "Intro wrapped text goes on here.\nTitle"
     )
+
+
+# As the HTML reader lays out a Sphinx table (cells joined by " | "), under a section title.
+OPERATIONS = (
+    "Sequence operations\n\n"
+    "The operations sorted by priority:\n\n"
+    "Operation | Result | Notes\n"
+    "x in s | True if an item of s equals x. Else False. | (1)\n"
+    "s + t | the concatenation of s and t | (6)\n"
+    "len(s) | length of s | \n"
+    "min(s) | smallest item of s | \n"
+    "s.count(x) | total number of occurrences of x in s | "
+)
+
+
+def test_a_table_row_is_one_unit_however_many_sentences_its_cells_hold() -> None:
+    assert split_sentences(OPERATIONS)[2:4] == [
+        "Operation | Result | Notes",
+        "x in s | True if an item of s equals x. Else False. | (1)",
+    ]
+    # Markdown rows too; the separator row is markup and goes first.
+    table = "| role | default |\n|---|---|\n| generator | Qwen |\n| embedder | MiniLM |"
+    assert split_sentences(clean(table)) == [
+        "| role | default |",
+        "| generator | Qwen |",
+        "| embedder | MiniLM |",
+    ]
+    # A pipe in a sentence, or a single line with cells, is not a table.
+    assert split_sentences("Run ls | sort. Then stop.") == ["Run ls | sort.", "Then stop."]
+
+
+def test_a_kept_row_comes_with_its_header_and_the_label_above_it_not_with_the_next_row() -> None:
+    question = "What does s.count(x) return?"
+
+    focused = focus(OPERATIONS, idf_weights(question, [OPERATIONS]), best=1)
+
+    assert focused.text == (
+        "The operations sorted by priority:\nOperation | Result | Notes …\n"
+        "s.count(x) | total number of occurrences of x in s |"
+    )
+
+
+def test_a_matching_header_or_the_sentence_before_a_table_brings_its_first_rows() -> None:
+    # The question names a column, not a row: the header alone would say nothing.
+    focused = focus(OPERATIONS, idf_weights("Which notes apply?", [OPERATIONS]), best=1)
+    rows = focused.text.splitlines()[1:]
+    assert rows == [
+        "Operation | Result | Notes",
+        "x in s | True if an item of s equals x. Else False. | (1)",
+        "s + t | the concatenation of s and t | (6)",
+        "len(s) | length of s |",
+    ]
+    assert len(rows) == 1 + HEADER_ROWS
+    introduced = focus(OPERATIONS, idf_weights("Which priority?", [OPERATIONS]), best=1)
+    assert introduced.text.splitlines() == ["The operations sorted by priority:", *rows]
