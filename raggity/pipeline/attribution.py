@@ -105,12 +105,17 @@ def _with_markers(sentence: str, numbers: Sequence[int]) -> str:
 
 
 def split_sentences(text: str) -> list[tuple[str, str]]:
-    """(sentence, separator after it): lines stay lines, sentences within a line join with a space."""
+    """(sentence, separator after it): lines stay lines, sentences within a line join with a space.
+    A stop after an odd number of backticks on its line is code, not an end: a marker put there
+    would land inside the code span. (Counted from the line's start, so a streamed prefix splits as
+    the whole reply will.)"""
     pieces: list[tuple[str, str]] = []
     for line, newline in re.findall(r"([^\n]*)(\n*)", text):
         start = 0
         line_pieces = []
         for match in _SENTENCE_END.finditer(line):
+            if line.count("`", 0, match.start()) % 2:
+                continue  # inside inline code: "the `.. note::` directive" is one sentence
             line_pieces.append(line[start : match.end()].strip())
             start = match.end()
         line_pieces.append(line[start:].strip())

@@ -157,6 +157,15 @@ def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
     ]
 
 
+def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
+    # Split after "`..", the marker went inside the code: "use the ` [2].. note::` directive [1]."
+    assert split_sentences("Use the `.. note::` directive. Or `a. b` [1]. Then `x.") == [
+        ("Use the `.. note::` directive.", " "),
+        ("Or `a. b` [1].", " "),
+        ("Then `x.", " "),
+    ]
+
+
 def test_warnings_are_recomputed_for_cached_citations() -> None:
     """The answer cache stores no warnings: a cached answer gets them back from the cited text."""
     cached = Citation(3, "doc3.md", Location(1, 2), PHISH, supported=True)
