@@ -29,8 +29,10 @@ from raggity.pipeline.prompt import PromptSource
 UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
 REMOVED_VALUE = "(removed: not found in any source)"
 
-# A sentence's stop owns the markers right after it, and a space or the end follows.
-_SENTENCE_END = re.compile(rf"{SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
+# A sentence's stop owns the markers right after it, and a space or the end follows. It ends a
+# word: a stop after a space is syntax the model quotes ("use the .. note:: directive"), and a
+# marker put there would split the directive.
+_SENTENCE_END = re.compile(rf"(?<=[^\s.!?]){SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 

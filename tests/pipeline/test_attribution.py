@@ -164,6 +164,11 @@ def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
         ("Or `a. b` [1].", " "),
         ("Then `x.", " "),
     ]
+    # The same directive quoted without backticks: the stop after a space ends no sentence.
+    assert split_sentences("Use the .. note:: directive. Then") == [
+        ("Use the .. note:: directive.", " "),
+        ("Then", " "),
+    ]
 
 
 def test_warnings_are_recomputed_for_cached_citations() -> None:
