@@ -32,8 +32,6 @@ from raggity.pipeline.prompt import REFUSAL_OPENING, PromptSource
 _SENTENCE_END = (".", "!", "?")
 # A word followed by the space after it: only such words are complete.
 _COMPLETE_WORD = re.compile(r"\S+\s+")
-# Whitespace before punctuation, which attribution's marker removal also closes up.
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.!?,;:])")
 # Settled words needed before a reply can read as prose.
 _PROSE_WORDS = 3
 # The start of markers the model is still writing after a full stop ("France. [" before "1]"):
@@ -66,16 +64,15 @@ def _may_become_refusal(text: str) -> bool:
 def settled_prefix(sentence: str) -> str:
     """The start of an unfinished sentence that attribution will leave as it is, whatever follows:
     its complete words but the last (where sources are attached), held back before
-    - a word with a marker in it, and
-    - a word before one that opens with punctuation or a marker (attribution removes markers and
-      closes the space before punctuation, which can join that word to what follows), and
+    - a word with a marker in it, and the word before it (a marker takes the space before it, which
+      can join that word to punctuation after the marker), and
     - a URL or credential-like value (a credential's label comes before its value, so a value is
       always found here with its label)."""
     words = _COMPLETE_WORD.findall(sentence)
     keep = min(len(words) - 1, next((i for i, word in enumerate(words) if "[" in word), len(words)))
-    while keep > 0 and words[keep][:1] in ".!?,;:[":
+    if keep > 0 and words[keep][:1] == "[":
         keep -= 1
-    text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", "".join(words[:keep]))
+    text = "".join(words[:keep])
     spans = sensitive_spans(text)
     return (text[: spans[0][0]] if spans else text).rstrip()
 

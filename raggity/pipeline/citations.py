@@ -10,6 +10,7 @@ import re
 from raggity.core.stopwords import ENGLISH_STOPWORDS
 
 _MARKER = re.compile(r"\[(\d+)\]")
+_MARKER_AND_SPACE = re.compile(r"\s*\[\d+\](?=[\s.!?,;:]|$)")
 # The punctuation that ends a sentence (focus.py and attribution.py add what may follow it): . ! or ?,
 # but not the full stop of dotted initials ("U.S."). Both also require a space or the end after it,
 # so "75.6" and "raggity.toml" stay whole: cut there, the model was given "75. 6 m" and copied it.
@@ -61,4 +62,7 @@ def markers(sentence: str) -> list[int]:
 
 
 def without_markers(text: str) -> str:
-    return re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", text)).strip()
+    """`text` without markers. A marker takes the space before it where a space or punctuation
+    follows ("France [1]." is "France."); no other space is touched: "the .. note:: directive" and
+    "a .gitignore file" are syntax, and closing every space before punctuation glued them on."""
+    return _MARKER.sub("", _MARKER_AND_SPACE.sub("", text)).strip()

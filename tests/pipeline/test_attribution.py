@@ -171,6 +171,15 @@ def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
     ]
 
 
+def test_a_marker_takes_its_space_and_no_other_space_is_closed() -> None:
+    # Closing every space before punctuation glued syntax on: "use the.. note:: directive".
+    sources = [_source(1, "Write a note with the .. note:: directive in a .rst file.")]
+
+    result = attribute("Use the .. note:: directive [1] , in a .rst file [1].", sources)
+
+    assert result.text == "Use the .. note:: directive , in a .rst file [1]."
+
+
 def test_warnings_are_recomputed_for_cached_citations() -> None:
     """The answer cache stores no warnings: a cached answer gets them back from the cited text."""
     cached = Citation(3, "doc3.md", Location(1, 2), PHISH, supported=True)
