@@ -40,14 +40,13 @@ class Thresholds:
 # questions while declining at most 5% of the answerable ones, cosine floor included. A refusal probability
 # means something different for every model, so each model has its own pair
 # (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
-# Version 8 changed only how tables are focused: no calibration question's paragraph holds a table,
-# so its prompts, and these thresholds, are those of version 7.
 CALIBRATED: dict[str, Thresholds] = {
-    # Prompt version 7, 200 questions per group (87 SciFact claims; bench/results/answerability.
+    # Prompt version 9, 200 questions per group (87 SciFact claims; bench/results/answerability.
     # qwen2.5-coder-1.5b-instruct.json). Cosine floors 0 to 0.25 tie here; the default stays 0.25,
     # which declines a quarter of unrelated questions before the generator runs.
-    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.15, max_refusal_probability=0.5787),
-    # Prompt version 7, the same questions, with the default cosine floor (0.25).
+    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.15, max_refusal_probability=0.5726),
+    # Prompt version 7, the same questions, with the default cosine floor (0.25); not calibrated
+    # again for version 9, whose labels changed 50 of the 487 calibration prompts.
     "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7179),
 }
 

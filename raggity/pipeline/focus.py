@@ -2,7 +2,8 @@
 
 A small model given five whole parent chunks answers from the wrong one or copies headings; given
 the few sentences that share the question's words (with the sentence after each, where an answer
-often continues, and the label above each, which says what it is about), it answers more often and
+often continues, and the label above each, which says what it is about, so its words count for the
+sentence too), it answers more often and
 reads a shorter prompt, so the first token comes sooner. Lines that are navigation, markup or
 minified code are dropped first: they carry no answer.
 
@@ -143,7 +144,7 @@ def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -
     units = _units(clean(text))
     if not units:
         return FocusedText("", 0, 0.0)
-    scores = [sum(weights.get(w, 0.0) for w in content_words(unit.text)) for unit in units]
+    scores = [sum(weights.get(w, 0.0) for w in _subject_words(units, i)) for i in range(len(units))]
     ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))[:best]
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
@@ -152,10 +153,20 @@ def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -
     return FocusedText(_join(units, sorted(keep)), matched, max(scores))
 
 
+def _subject_words(units: Sequence[_Unit], index: int) -> set[str]:
+    """The words units[index] is about: its own and its label's. Under "html_theme", "The default is
+    'alabaster'." is html_theme's default; scored on its own words, it lost its place to "The theme
+    that the HTML output should use." and the model answered with another option's default."""
+    words = content_words(units[index].text)
+    if not units[index].label and (label := _label_above(units, index)) is not None:
+        words |= content_words(units[label].text)
+    return words
+
+
 def _with_context(units: Sequence[_Unit], index: int) -> list[int]:
     """units[index] with what it needs to be read right: the sentence after a sentence or a label (an
-    answer often runs on), the header above a row, the first rows under a header; and the label
-    above it all."""
+    answer often runs on), unless that is another label; the header above a row, the first rows
+    under a header; and the label above it all."""
     unit = units[index]
     if unit.kind == "row":
         header = next(j for j in range(index - 1, -1, -1) if units[j].kind == "header")
@@ -164,8 +175,10 @@ def _with_context(units: Sequence[_Unit], index: int) -> list[int]:
         kept = _header_and_rows(units, index)
     elif index + 1 < len(units) and units[index + 1].kind == "header":
         kept = [index, *_header_and_rows(units, index + 1)]  # "... these models:" and the table
+    elif index + 1 < len(units) and not units[index + 1].label:
+        kept = [index, index + 1]
     else:
-        kept = [index, index + 1] if index + 1 < len(units) else [index]
+        kept = [index]  # the next label starts another entry: nothing of this one runs on into it
     if not unit.label and (label := _label_above(units, kept[0])) is not None:
         kept.append(label)
     return kept

@@ -150,17 +150,32 @@ def test_a_label_far_above_is_kept_after_a_gap_and_a_matching_label_brings_its_t
     assert branch.text == "branch <name>\nCreates and checks out a new branch."
 
 
+CONFIG_VALUES = (
+    "html_theme\n\nThe theme that the HTML output should use. See the section about theming. "
+    "The default is 'alabaster'.\n\nqthelp_theme\n\nThe HTML theme for the qthelp output. "
+    "This defaults to 'nonav'."
+)
+
+
+def test_a_sentence_is_about_its_label_and_runs_on_only_to_the_next_label() -> None:
+    # Scored on its own words, "The default is 'alabaster'" lost to the first sentence, which names
+    # the HTML theme, and the model gave qthelp_theme's default for html_theme.
+    weights = idf_weights("What is the default value of html_theme?", [CONFIG_VALUES])
+
+    assert focus(CONFIG_VALUES, weights, best=1).text == "html_theme …\nThe default is 'alabaster'."
+
+
 def test_only_a_short_line_standing_alone_without_a_stop_is_a_label() -> None:
     assert not is_label("Remove a single stashed state from the stash list and apply it.")
     assert not is_label("x" * 81)
     assert not is_label("--- 42 ---")  # no letter
     assert is_label("--depth <depth>")
     assert is_label("Options:")
-    # Inside a paragraph a short line is wrapping, not a label: its sentence runs on.
+    # Inside a paragraph a short line is wrapping, not a label: its sentence runs on. Standing
+    # alone, it is a label, and the sentence above does not run on into it.
     text = "Intro\nwrapped text goes on here.\n\nTitle\n\nBody text."
     assert (
-        focus(text, idf_weights("What goes on?", [text]), best=1).text
-        == "Intro wrapped text goes on here.\nTitle"
+        focus(text, idf_weights("What goes on?", [text]), best=1).text == "Intro wrapped text goes on here."
     )
 
 
