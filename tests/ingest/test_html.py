@@ -171,6 +171,18 @@ def test_html_chunk_before_any_anchor_cites_the_page(tmp_path: Path) -> None:
         ),
         ("<p>Shown</p><p hidden>Secret</p><button>Search</button>", "Shown", ["Secret", "Search"]),
         ("<form><p>Whole page in a form</p></form>", "Whole page in a form", []),
+        (
+            '<div class="highlight"><pre><span class="linenos">41</span>def f():\n'
+            '<span class="linenos">42</span>    return x\n</pre></div>',
+            "def f():\n    return x",
+            ["41", "42"],
+        ),
+        (
+            '<table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>41\n42'
+            '</pre></div></td><td class="code"><pre>def f():\n    return x</pre></td></tr></table>',
+            "def f():",
+            ["41", "42"],
+        ),
     ],
 )
 def test_page_furniture_is_dropped(tmp_path: Path, page: str, kept: str, dropped: list[str]) -> None:

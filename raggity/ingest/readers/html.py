@@ -28,12 +28,15 @@ _PRESCAN_BYTES = 4096
 
 _CONTENT_ROOTS = ("main", "[role=main]", "article", "div.body", "div.document")
 # Page furniture, not content. Class names are those of common documentation generators:
-# Sphinx (related, sphinxsidebar, headerlink), DocBook (navheader, navfooter), asciidoc (#footer).
+# Sphinx (related, sphinxsidebar, headerlink), DocBook (navheader, navfooter), asciidoc (#footer), and
+# Pygments' line numbers (linenos, inline or in a table column), which Sphinx, MkDocs and Jekyll emit:
+# left in, "1def setup(app):" reached the model.
 # Not <form>: ASP.NET pages wrap their whole body in one.
 _DROPPED = (
     "script, style, noscript, template, svg, math, iframe, object, canvas, button, select, nav, aside,"
     " dialog, [hidden], [role=navigation], [role=banner], [role=contentinfo], [role=complementary],"
-    " [role=search], .navheader, .navfooter, .related, .sphinxsidebar, .headerlink, .breadcrumbs, #footer"
+    " [role=search], .navheader, .navfooter, .related, .sphinxsidebar, .headerlink, .breadcrumbs, #footer,"
+    " .linenos"
 )
 # A header or footer inside these is part of the content (an article's title, a section's notes).
 _SECTIONING = frozenset({"article", "main", "section"})
