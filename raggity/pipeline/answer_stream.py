@@ -64,8 +64,8 @@ def _may_become_refusal(text: str) -> bool:
 def settled_prefix(sentence: str) -> str:
     """The start of an unfinished sentence that attribution will leave as it is, whatever follows:
     its complete words but the last (where sources are attached), held back before
-    - a word with a marker in it, and the word before it (a marker takes the space before it, which
-      can join that word to punctuation after the marker), and
+    - a word with a marker in it, and the word before it (a marker takes the space before it, so
+      that word can become the sentence's closing punctuation, which its sources go before), and
     - a URL or credential-like value (a credential's label comes before its value, so a value is
       always found here with its label)."""
     words = _COMPLETE_WORD.findall(sentence)
