@@ -31,7 +31,8 @@ REMOVED_VALUE = "(removed: not found in any source)"
 
 # A sentence's stop owns the markers right after it, and a space or the end follows. It ends a
 # word: a stop after a space is syntax the model quotes ("use the .. note:: directive"), and a
-# marker put there would split the directive.
+# marker put there would split the directive. Only here: a stop is where a marker goes, and focusing
+# (which shares SENTENCE_STOP) saw no such case, so its prompts and calibration stay as they are.
 _SENTENCE_END = re.compile(rf"(?<=[^\s.!?]){SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
