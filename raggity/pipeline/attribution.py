@@ -34,6 +34,10 @@ REMOVED_VALUE = "(removed: not found in any source)"
 # marker put there would split the directive. Only here: a stop is where a marker goes, and focusing
 # (which shares SENTENCE_STOP) saw no such case, so its prompts and calibration stay as they are.
 _SENTENCE_END = re.compile(rf"(?<=[^\s.!?]){SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
+# A full stop after a lone letter or dotted letters is an initial or an abbreviation, not an end: the
+# model writes "the U. S. National Science Foundation" and "e.g. the guide", and a marker put there
+# splits the name ("the U [1]. S. National ..."). A reply's last sentence still ends at its end.
+_ABBREVIATED = re.compile(r"(?:^|[\s(\"'])(?:[A-Za-z]\.)*[A-Za-z]$")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 
@@ -119,6 +123,8 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
         for match in _SENTENCE_END.finditer(line):
             if line.count("`", 0, match.start()) % 2:
                 continue  # inside inline code: "the `.. note::` directive" is one sentence
+            if line[match.start()] == "." and _ABBREVIATED.search(line, 0, match.start()):
+                continue
             line_pieces.append(line[start : match.end()].strip())
             start = match.end()
         line_pieces.append(line[start:].strip())

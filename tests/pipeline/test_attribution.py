@@ -157,6 +157,20 @@ def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
     ]
 
 
+def test_initials_and_dotted_abbreviations_end_no_sentence() -> None:
+    # The model spaces initials the source writes "U.S.": split after "U.", the marker went inside
+    # the name ("funded by the U [1]. S. National Science Foundation").
+    assert split_sentences("Funded by the U. S. National Science Foundation. See e.g. John F. Kennedy.") == [
+        ("Funded by the U. S. National Science Foundation.", " "),
+        ("See e.g. John F. Kennedy.", " "),
+    ]
+    sources = [_source(1, "CSNET was funded by the U.S. National Science Foundation (NSF) in 1981.")]
+
+    result = attribute("CSNET was funded by the U. S. National Science Foundation in 1981.", sources)
+
+    assert result.text == "CSNET was funded by the U. S. National Science Foundation in 1981 [1]."
+
+
 def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
     # Split after "`..", the marker went inside the code: "use the ` [2].. note::` directive [1]."
     assert split_sentences("Use the `.. note::` directive. Or `a. b` [1]. Then `x.") == [
