@@ -161,6 +161,10 @@ SPHINX_BUILD = {
     "_sources/index.rst.txt": "Docs\n====\n\nWelcome.\n",
     "searchindex.js": 'Search.setIndex({"docnames": ["index"], "terms": {"a": [0]}})\n',
     "genindex.html": "<html><body><p>Index</p></body></html>\n",
+    "genindex-A.html": "<html><body><p>abs() (built-in function)</p></body></html>\n",
+    "py-modindex.html": "<html><body><p>copy: Shallow and deep copy.</p></body></html>\n",
+    "_modules/copy.html": "<html><body><h1>Source code for copy</h1><pre>def deepcopy(x):</pre></body></html>\n",
+    "_modules/index.html": "<html><body><h1>All modules for which code is available</h1></body></html>\n",
 }
 
 
@@ -168,15 +172,26 @@ def test_a_sphinx_build_gives_its_pages_and_not_its_assets(root: Path) -> None:
     for name, text in SPHINX_BUILD.items():
         make(root, name, content=text)
     discovery = run(root)
-    assert found(discovery, root) == ["genindex.html", "index.html", "library/copy.html"]
+    assert found(discovery, root) == ["index.html", "library/copy.html"]
     assert excluded(discovery, root) == {
         "_sources/": GENERATED,
         "_static/": GENERATED,
         "searchindex.js": GENERATED,
+        # Pages that restate other pages: the indexes of names, and viewcode's copies of the source.
+        "genindex.html": GENERATED,
+        "genindex-A.html": GENERATED,
+        "py-modindex.html": GENERATED,
+        "_modules/copy.html": GENERATED,
+        "_modules/index.html": GENERATED,
     }
     everything = run(root, include_generated=True)
     assert len(everything.files) == len(SPHINX_BUILD)
     assert everything.excluded == ()
+
+
+def test_only_the_html_of_a_modules_folder_is_sphinx_output(root: Path) -> None:
+    make(root, "_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md")
+    assert found(run(root), root) == ["_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md"]
 
 
 @pytest.mark.parametrize(
