@@ -61,6 +61,7 @@ class RichIngestProgress(LazyBar):
         p = self._pace
         self._pace = replace(p, bytes_read=p.bytes_read + size, chunks_read=p.chunks_read + chunks)
         self._show()
+        self._announce_if_long()
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
         p = self._pace
@@ -69,8 +70,14 @@ class RichIngestProgress(LazyBar):
         )
         self._files = (self._files[0] + files, self._files[1])
         self._show()
+        self._announce_if_long()
+
+    def _announce_if_long(self) -> None:
+        """Once, and only from an estimate that counts every chunk embedded so far: a batch is
+        embedded while its last file is still being read, so this usually happens at that file's
+        end, not at the batch."""
         left = self._pace.seconds_left
-        if chunks and not self._announced and left is not None and left > LONG_INGEST_SECONDS:
+        if not self._announced and self._pace.grounded and left is not None and left > LONG_INGEST_SECONDS:
             self._announced = True
             self._progress.console.print(
                 f"this ingest will take about {_duration(left)} more "

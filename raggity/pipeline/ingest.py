@@ -205,7 +205,7 @@ class IndexSync:
                 old = manifest.sources.pop(item.source, None)
                 if old is not None:
                     stale.update(old.chunk_ids)
-                self._progress.read(item.size, 0)
+                self._progress.read(item.size, new_chunks)  # what it sent was embedded all the same
                 self._progress.advanced(1, 0, 0)
                 continue
             old = manifest.sources.get(item.source)

@@ -35,13 +35,7 @@ def test_an_ingest_with_nothing_to_read_expects_nothing() -> None:
     assert IngestPace(0).chunks_expected == 0  # shown as 0/0, not as an unknown total
 
 
-def test_nothing_is_promised_while_a_file_is_embedded_before_it_was_read_to_its_end() -> None:
-    # Two small files read (40 chunks from 20,000 bytes), and 541 chunks of a big one embedded:
-    # its bytes are not among those read, so the rate of the two says nothing about the rest.
-    pace = IngestPace(4_400_000, bytes_read=20_000, chunks_read=40, chunks_embedded=541, seconds=10.0)
-    assert pace.chunks_expected is None
-    assert pace.seconds_left is None
-    read_to_its_end = IngestPace(
-        4_400_000, bytes_read=900_000, chunks_read=541, chunks_embedded=541, seconds=10.0
-    )
-    assert read_to_its_end.chunks_expected == round(541 + 3_500_000 * 541 / 900_000)
+def test_an_estimate_is_grounded_when_the_files_read_gave_every_chunk_embedded() -> None:
+    assert IngestPace(1000, bytes_read=100, chunks_read=40, chunks_embedded=40).grounded
+    # 500 chunks embedded from a file not yet read to its end: the rate of the others misses it.
+    assert not IngestPace(4_400_000, bytes_read=20_000, chunks_read=40, chunks_embedded=540).grounded

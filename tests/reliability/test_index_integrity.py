@@ -112,6 +112,51 @@ def test_a_file_that_never_holds_still_is_left_for_the_next_run(tmp_path: Path, 
     assert final.split("\n")[2] in stored_texts(s, target)
 
 
+class CountingProgress:
+    """Records what the ingest reports to its progress display."""
+
+    def __init__(self) -> None:
+        self.read_chunks = 0
+        self.embedded_chunks = 0
+
+    def planned(self, files: int, size: int) -> None:
+        pass
+
+    def read(self, size: int, chunks: int) -> None:
+        self.read_chunks += chunks
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        self.embedded_chunks += chunks
+
+    def warn(self, source: str, reason: str) -> None:
+        pass
+
+
+def test_what_a_restless_file_sent_to_the_embedder_counts_as_read(
+    tmp_path: Path, models: Raggity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One-chunk batches: each attempt's chunk is embedded before the file is given up. Reported as
+    # read with no chunks, those left the time-left estimate short of its own work for the whole run.
+    monkeypatch.setenv("RAGGITY_BATCH_CHUNKS", "1")
+    config = write_rag_config(tmp_path)
+    docs = tmp_path / "docs"
+    write_corpus(docs, 2)
+    target = docs / "keeper.md"
+    target.write_text(OLD, encoding="utf-8")
+    s = session(config, models)
+    edits = [NEW if i % 2 == 0 else OLD for i in range(READ_ATTEMPTS)]
+    sources = [replace(file_source(target), read=EditingReader(target, edits))]
+    sources += [file_source(p) for p in sorted(docs.iterdir()) if p != target]
+    progress = CountingProgress()
+
+    report = s.ingest_run().index_sources(sources, in_roots([docs]), progress=progress)
+
+    assert [skipped.source for skipped in report.skipped] == [str(target)]
+    kept = len(load_manifest(s.layout.manifest).live_ids())
+    assert progress.embedded_chunks > kept  # the restless file's chunks were embedded, then dropped
+    assert progress.read_chunks == progress.embedded_chunks
+
+
 def test_a_rewrite_within_the_same_timestamp_is_noticed(tmp_path: Path, models: Raggity) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
