@@ -34,10 +34,17 @@ REMOVED_VALUE = "(removed: not found in any source)"
 # marker put there would split the directive. Only here: a stop is where a marker goes, and focusing
 # (which shares SENTENCE_STOP) saw no such case, so its prompts and calibration stay as they are.
 _SENTENCE_END = re.compile(rf"(?<=[^\s.!?]){SENTENCE_STOP}(?:\s*\[\d+\])*(?=\s|$)")
-# A full stop after a lone letter or dotted letters is an initial or an abbreviation, not an end: the
-# model writes "the U. S. National Science Foundation" and "e.g. the guide", and a marker put there
-# splits the name ("the U [1]. S. National ..."). A reply's last sentence still ends at its end.
-_ABBREVIATED = re.compile(r"(?:^|[\s(\"'])(?:[A-Za-z]\.)*[A-Za-z]$")
+# Initials and dotted abbreviations are not ends: the model writes "the U. S. National Science
+# Foundation" and "e.g. the guide", and a marker put there splits the name ("the U [1]. S. National").
+# But "written in C. It was made by Google." is two sentences: merged, the second would share the
+# first's support and hide a made-up claim. So only a run of initials ("U. S.", "J. R. R."), whatever
+# follows it, and dotted letters ("e.g.", "U.S."); a lone capital ("John F. Kennedy") still ends
+# one. Whether "U." starts a run is decided by the text after it, and only from "not yet" to "end"
+# as a streamed reply grows ("U. S" may become "U. S." or "U. Such"), so what was shown stays.
+_WORD_START = r"(?:^|[\s(\"'“\[])"
+_DOTTED_OR_AFTER_INITIAL = re.compile(rf"{_WORD_START}(?:(?:[A-Za-z]\.)+[A-Za-z]|[A-Z]\.\s+[A-Z])$")
+_LONE_CAPITAL = re.compile(rf"{_WORD_START}[A-Z]$")
+_INITIAL_OR_NOTHING_YET = re.compile(r"\s*$|\s+[A-Z](?:\.|$)")
 _TRAILING_PUNCTUATION = re.compile(r"[.!?:;,]+$")
 
 
@@ -111,6 +118,14 @@ def _with_markers(sentence: str, numbers: Sequence[int]) -> str:
     return f"{sentence[: end.start()].rstrip()} {tags}{end.group(0)}"
 
 
+def _abbreviation(line: str, stop: int, after: int) -> bool:
+    """Whether the full stop at `stop` (its stops and markers end at `after`) ends an initial in a
+    run of them or dotted letters, rather than a sentence."""
+    if _DOTTED_OR_AFTER_INITIAL.search(line, 0, stop):
+        return True
+    return bool(_LONE_CAPITAL.search(line, 0, stop)) and bool(_INITIAL_OR_NOTHING_YET.match(line, after))
+
+
 def split_sentences(text: str) -> list[tuple[str, str]]:
     """(sentence, separator after it): lines stay lines, sentences within a line join with a space.
     A stop after an odd number of backticks on its line is code, not an end: a marker put there
@@ -123,7 +138,7 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
         for match in _SENTENCE_END.finditer(line):
             if line.count("`", 0, match.start()) % 2:
                 continue  # inside inline code: "the `.. note::` directive" is one sentence
-            if line[match.start()] == "." and _ABBREVIATED.search(line, 0, match.start()):
+            if line[match.start()] == "." and _abbreviation(line, match.start(), match.end()):
                 continue
             line_pieces.append(line[start : match.end()].strip())
             start = match.end()

@@ -129,7 +129,7 @@ FRAGMENTS = [
     "www", ".example.com", "www.paris.fr", "token = tok_9f8e7d", "sk-3fA9b2C7d8E1f0a6B5c4D3e2F1", "U.S.",
     "75.6", "Eiffel", "Tower", "330", "metres", "\n", "tall.", "tall. [2]", ". [1]", "[1][2]", ".\n[2]",
     "France[1].", "big ,", "Mr.", "1.", "and", "it", "(see", "below)", ";", ":", "  ", "`..", "note::`", "`", " ..", "note::",
-    "U.", "S.", "e.g.", "F.",
+    "U.", "S.", "e.g.", "F.", "C.", "It", "Such", "R. R.",
 ]  # fmt: skip
 
 

@@ -157,18 +157,33 @@ def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
     ]
 
 
-def test_initials_and_dotted_abbreviations_end_no_sentence() -> None:
+def test_runs_of_initials_and_dotted_abbreviations_end_no_sentence() -> None:
     # The model spaces initials the source writes "U.S.": split after "U.", the marker went inside
     # the name ("funded by the U [1]. S. National Science Foundation").
-    assert split_sentences("Funded by the U. S. National Science Foundation. See e.g. John F. Kennedy.") == [
+    assert split_sentences("Funded by the U. S. National Science Foundation. See e.g. J. R. R. Tolkien.") == [
         ("Funded by the U. S. National Science Foundation.", " "),
-        ("See e.g. John F. Kennedy.", " "),
+        ("See e.g. J. R. R. Tolkien.", " "),
     ]
     sources = [_source(1, "CSNET was funded by the U.S. National Science Foundation (NSF) in 1981.")]
 
     result = attribute("CSNET was funded by the U. S. National Science Foundation in 1981.", sources)
 
     assert result.text == "CSNET was funded by the U. S. National Science Foundation in 1981 [1]."
+
+
+def test_a_sentence_ending_in_a_lone_capital_is_still_a_sentence() -> None:
+    # Merged with the next, a made-up sentence would share the first one's support.
+    sources = [_source(1, "raggity is written in C and compiled with gcc for Linux.")]
+
+    result = attribute("raggity is written in C. It was released by Google.", sources)
+
+    assert result.text == "raggity is written in C [1]. It was released by Google."
+    assert result.unsupported_sentences == ("It was released by Google.",)
+    assert split_sentences("Pick option B. Then John F. Kennedy won.") == [
+        ("Pick option B.", " "),
+        ("Then John F.", " "),
+        ("Kennedy won.", " "),
+    ]
 
 
 def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
