@@ -26,8 +26,9 @@ out those that mark a project's own files only to keep them out of language stat
 raggity's own additions, for documentation builds, which linguist does not consider:
 - Sphinx build output anywhere (not only under docs/): _static/, _sources/ (copies of the page
   sources, which would duplicate every page), searchindex.js; and the pages that only restate
-  other pages: the general index (genindex.html, genindex-A.html...: every entry is a name from the
-  page it links to), the module index (py-modindex.html) and viewcode's _modules/*.html (the
+  other pages: the general index (genindex.html, genindex-A.html..., or genindex/index.html from the
+  dirhtml builder: every entry is a name from the page it links to), the module index
+  (py-modindex.html) and viewcode's _modules/*.html (the
   project's Python source as HTML: every docstring in it is already on the API page autodoc built).
   On Sphinx's own documentation they were a quarter of the chunks, and took a quarter of the top-5
   slots for questions about its named entries (docs/ingestion.md);
@@ -78,7 +79,7 @@ _GENERATED_NAMES = re.compile(
     r"|tiny_mce[^./]*\.js|dojo\.js|MochiKit\.js|yahoo-[^./]*\.js|yui[^./]*\.js|Chart\.js"
     # documentation build data (ours)
     r"|searchindex\.js|search/searchdata\.js|search/[a-z]+_[0-9a-f]+\.(?:js|html)"
-    r"|genindex(?:-[^/]+)?\.html|[a-z]+-modindex\.html|_modules/.+\.html"
+    r"|genindex(?:-[^/]+)?(?:/index)?\.html|[a-z]+-modindex(?:/index)?\.html|_modules/.+\.html"
     r"|search[-_]index\.(?:js|json)|[^/]+-search-index\.js"
     r")$"
     # minified names (vendor.yml), source maps and generated sources (generated.rb)

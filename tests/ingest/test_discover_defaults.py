@@ -189,6 +189,11 @@ def test_a_sphinx_build_gives_its_pages_and_not_its_assets(root: Path) -> None:
     assert everything.excluded == ()
 
 
+def test_the_dirhtml_builders_index_pages_are_left_out_too(root: Path) -> None:
+    make(root, "genindex/index.html", "py-modindex/index.html", "guide/index.html")
+    assert found(run(root), root) == ["guide/index.html"]
+
+
 def test_only_the_html_of_a_modules_folder_is_sphinx_output(root: Path) -> None:
     make(root, "_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md")
     assert found(run(root), root) == ["_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md"]
