@@ -9,61 +9,64 @@ from rich.console import Console
 from raggity.cli.progress import LONG_INGEST_SECONDS, RichIngestProgress
 
 
+class Bar:
+    """The ingest bar, writing to a buffer, on a clock the test moves."""
+
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+        self.now = 0.0
+        console = Console(file=self.buffer, width=200, force_terminal=False)
+        self.progress = RichIngestProgress(console, clock=lambda: self.now)
+
+    def announcements(self) -> int:
+        return self.buffer.getvalue().count("this ingest will take about")
+
+
 def test_a_long_ingest_is_announced_once_with_its_estimate() -> None:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=200, force_terminal=False)
-    now = [0.0]
-    with RichIngestProgress(console, clock=lambda: now[0]) as progress:
+    bar = Bar()
+    with bar.progress as progress:
         progress.planned(100, 1_000_000)
         progress.read(10_000, 50)  # 1% of the bytes gave 50 chunks: about 5,000 in all
-        now[0] = 10.0
+        bar.now = 10.0
         progress.advanced(0, 50, 12_800)  # 5 chunks/s: about 990 s left
         progress.advanced(0, 50, 12_800)
-    out = buffer.getvalue()
-    assert out.count("this ingest will take about") == 1
-    assert "~5,000 chunks" in out
+    assert bar.announcements() == 1
+    assert "~5,000 chunks" in bar.buffer.getvalue()
     assert LONG_INGEST_SECONDS < 990
 
 
 def test_the_announcement_waits_for_the_file_its_batch_came_from() -> None:
     # The order of a real ingest: a batch is embedded while its last file is still being read.
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=200, force_terminal=False)
-    now = [0.0]
-    with RichIngestProgress(console, clock=lambda: now[0]) as progress:
+    bar = Bar()
+    with bar.progress as progress:
         progress.planned(100, 1_000_000)
-        now[0] = 10.0
+        bar.now = 10.0
         progress.advanced(0, 50, 12_800)
-        assert "this ingest will take" not in buffer.getvalue()
+        assert bar.announcements() == 0
         progress.read(10_000, 50)  # that file gave 50 chunks from 1% of the bytes: about 5,000
-    out = buffer.getvalue()
-    assert out.count("this ingest will take about") == 1
-    assert "~5,000 chunks" in out
+    assert bar.announcements() == 1
+    assert "~5,000 chunks" in bar.buffer.getvalue()
 
 
 def test_no_announcement_from_a_rate_that_misses_the_file_being_embedded() -> None:
     # As on Sphinx's documentation: two small files, then 500 chunks of a big one embedded before
     # it was read to its end. The small files' rate promised ~8,800 chunks (over five minutes here).
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=200, force_terminal=False)
-    now = [0.0]
-    with RichIngestProgress(console, clock=lambda: now[0]) as progress:
+    bar = Bar()
+    with bar.progress as progress:
         progress.planned(100, 4_400_000)
         progress.read(20_000, 40)
-        now[0] = 20.0
+        bar.now = 20.0
         progress.advanced(0, 500, 128_000)  # 25 chunks/s
         progress.read(900_000, 500)  # the big file: ~2,600 chunks in all, under two minutes left
         progress.advanced(1, 40, 10_240)
-    assert "this ingest will take" not in buffer.getvalue()
+    assert bar.announcements() == 0
 
 
 def test_a_short_ingest_is_not_announced() -> None:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=200, force_terminal=False)
-    now = [0.0]
-    with RichIngestProgress(console, clock=lambda: now[0]) as progress:
+    bar = Bar()
+    with bar.progress as progress:
         progress.planned(2, 2_000)
-        now[0] = 1.0
+        bar.now = 1.0
         progress.read(2_000, 4)
         progress.advanced(2, 4, 1_000)
-    assert "this ingest will take" not in buffer.getvalue()
+    assert bar.announcements() == 0
