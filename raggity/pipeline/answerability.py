@@ -45,8 +45,8 @@ CALIBRATED: dict[str, Thresholds] = {
     # qwen2.5-coder-1.5b-instruct.json). Cosine floors 0 to 0.25 tie here; the default stays 0.25,
     # which declines a quarter of unrelated questions before the generator runs.
     "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.15, max_refusal_probability=0.5726),
-    # Prompt version 7, the same questions, with the default cosine floor (0.25); not calibrated
-    # again for version 9, whose labels changed 50 of the 487 calibration prompts.
+    # Prompt version 9, the same questions, with the default cosine floor (0.25); version 7 chose
+    # the same pair.
     "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7179),
 }
 
