@@ -28,10 +28,10 @@ raggity's own additions, for documentation builds, which linguist does not consi
   sources, which would duplicate every page), searchindex.js; and the pages that only restate
   other pages: the general index (genindex.html, genindex-A.html..., or genindex/index.html from the
   dirhtml builder: every entry is a name from the page it links to), the module index
-  (py-modindex.html) and viewcode's _modules/*.html (the
-  project's Python source as HTML: every docstring in it is already on the API page autodoc built).
-  On Sphinx's own documentation they were a quarter of the chunks, and took a quarter of the top-5
-  slots for questions about its named entries (docs/ingestion.md);
+  (py-modindex.html) and viewcode's _modules/*.html (the project's Python source as HTML: every
+  docstring in it is already on the API page autodoc built). On Sphinx's own documentation they
+  were over a quarter of the chunks, and took a quarter of the top-5 slots for questions about its
+  named entries (docs/ingestion.md);
 - search indexes of other generators: Doxygen's search/ data (searchdata.js, all_0.js...), MkDocs'
   and rustdoc's search_index.json/search-index.js, Javadoc's *-search-index.js;
 - minified content in any code or data file (kind "code": .js, .json, .css, .yaml...): a line of
