@@ -149,7 +149,7 @@ def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -
     if not units:
         return FocusedText("", 0, 0.0)
     # fsum: a float sum depends on its order, and a set's order on the process's hash seed, so two
-    # runs broke ties between sentences differently (6 of 1,087 benchmark prompts differed).
+    # runs broke ties between sentences differently (6 of 1,087 calibration and benchmark prompts).
     scores = [math.fsum(weights.get(w, 0.0) for w in _subject_words(units, i)) for i in range(len(units))]
     ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))[:best]
     if not ranked:
