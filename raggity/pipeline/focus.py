@@ -3,9 +3,8 @@
 A small model given five whole parent chunks answers from the wrong one or copies headings; given
 the few sentences that share the question's words (with the sentence after each, where an answer
 often continues, and the label above each, which says what it is about, so its words count for the
-sentence too), it answers more often and
-reads a shorter prompt, so the first token comes sooner. Lines that are navigation, markup or
-minified code are dropped first: they carry no answer.
+sentence too), it answers more often and reads a shorter prompt, so the first token comes sooner.
+Lines that are navigation, markup or minified code are dropped first: they carry no answer.
 
 A table row is a record of its own, not a sentence: a kept row comes with its table's header, which
 says what each cell is, and never with the next row; a header that matches (the question names a
