@@ -27,7 +27,7 @@ from raggity.pipeline.answerability import (
     thresholds_for,
 )
 from raggity.pipeline.attribution import flag_sources
-from raggity.pipeline.citations import content_words
+from raggity.pipeline.citations import claim_words
 from raggity.pipeline.focus import focus_sources
 from raggity.pipeline.generation import TextGenerator
 from raggity.pipeline.prompt import (
@@ -243,7 +243,7 @@ def generate_stage(
     reads as prose, each sentence ends with the sources that support it, and a reply that is not an
     answer (only markers, headings or names) is never shown. Words the question gave count as no
     evidence."""
-    given = frozenset(content_words(question))
+    given = frozenset(claim_words(question))
     headings = [s.chunk.heading for s in sources]
     stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)
     detail: dict[str, object] = {} if first_shape is None else {"first_shape": first_shape}

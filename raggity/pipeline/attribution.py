@@ -17,7 +17,7 @@ from raggity.core.types import Citation
 from raggity.pipeline.citations import (
     SENTENCE_STOP,
     SUPPORT_THRESHOLD,
-    content_words,
+    claim_words,
     markers,
     support,
     without_markers,
@@ -77,7 +77,7 @@ def attribute_sentence(
     by_n = {s.n: s for s in sources}
     written = tuple(dict.fromkeys(markers(sentence)))
     bare = without_markers(sentence)
-    if not content_words(bare):
+    if not claim_words(bare):
         # "Yes." or a stray "[2]": nothing to verify, so nothing to attach.
         return AttributedSentence(bare, (), True, written, written, ())
     scores = {n: support(bare, s.text, given) for n, s in by_n.items()}

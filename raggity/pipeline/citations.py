@@ -19,6 +19,11 @@ SENTENCE_STOP = r"(?:(?<!\.[A-Z])\.|[!?])[.!?]*"
 # "1066" are one word and "3.5" is not the two words "3" and "5".
 _WORD = re.compile(r"\d+(?:[,.]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"\d")
+# A command-line option ("-W", "--force-with-lease") is a claim word too, kept as written: it is
+# too short or too dashed to be a content word ("-W" was dropped, so "Use -W to turn warnings into
+# errors." could not be tied to the "-W" entry it came from), and "-w" is another option than "-W".
+# Not after a letter or dash, so "sphinx-build" and "well-known" hold none.
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 # Share of a sentence's content words that must appear in the cited text for it to count as support.
 SUPPORT_THRESHOLD = 0.5
@@ -40,21 +45,32 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOPWORDS and len(w) > 1}
 
 
-def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()) -> float:
-    """Share of the sentence's claim found in the source; 0 when a number it states is not there.
+def claim_words(text: str) -> set[str]:
+    """The words a sentence's support is counted in: its content words and its options."""
+    return content_words(text) | set(_OPTION.findall(text))
 
-    `given` are words the sentence may repeat without evidence (the question's own words): they
+
+def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()) -> float:
+    """Share of the sentence's claim found in the source; 0 when a number or option it states is
+    not there.
+
+    `given` are words the sentence may repeat without evidence (the question's claim words): they
     appear in every retrieved source, so counting them would let any source "support" a made-up
-    answer. A number is a specific claim (a date, a count): one the source lacks voids the support.
+    answer. A number (a date, a count) or an option is a specific claim: one the source lacks voids
+    the support.
     """
-    words = content_words(_MARKER.sub(" ", sentence))
+    words = claim_words(_MARKER.sub(" ", sentence))
     if not words:
         return 0.0  # a bare "[1] [2]" claims nothing, so it cannot count as backed by evidence
-    found = content_words(source_text)
-    if any(_NUMBER.match(w) and w not in found for w in words):
+    found = claim_words(source_text)
+    if any(_specific(w) and w not in found for w in words):
         return 0.0
     claim = (words - given) or words
     return len(claim & found) / len(claim)
+
+
+def _specific(word: str) -> bool:
+    return bool(_NUMBER.match(word)) or word.startswith("-")
 
 
 def markers(sentence: str) -> list[int]:

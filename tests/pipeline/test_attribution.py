@@ -10,7 +10,7 @@ from raggity.pipeline.attribution import (
     flag_sources,
     split_sentences,
 )
-from raggity.pipeline.citations import content_words
+from raggity.pipeline.citations import claim_words, content_words
 from raggity.pipeline.prompt import PromptSource
 
 PARIS = "Paris is the capital of France."
@@ -90,6 +90,24 @@ def test_numbers_match_with_and_without_thousands_separators() -> None:
     sources = [_source(1, "The library holds 1,200,000 books.")]
 
     assert attribute_sentence("It holds 1200000 books.", sources).sources == (1,)
+
+
+def test_an_option_is_a_claim_word_matched_as_written() -> None:
+    """Sphinx's "-W" entry: a made-up option is a made-up fact, though one letter long."""
+    options = [_source(1, "-n Run in nit-picky mode."), _source(2, "-W Turn warnings into errors.")]
+    given = frozenset(claim_words("How do I make Sphinx treat warnings as errors?"))
+
+    # use, turn, -W: two of three are in source 2.
+    assert attribute_sentence("Use -W to turn warnings into errors.", options, given).sources == (2,)
+    # "-w" is another option than "-W", and one no source has voids the support, as a number does
+    # (counted as words, "use" and "turn" alone made "-w" half supported).
+    assert not attribute_sentence("Use -w to turn warnings into errors.", options, given).supported
+    assert not attribute_sentence("Use --strict to turn warnings into errors.", options, given).supported
+    # Dashes inside words are not options: "nit-picky" and "sphinx-build" claim nothing extra.
+    assert claim_words("sphinx-build runs in nit-picky mode") == content_words(
+        "sphinx-build runs in nit-picky mode"
+    )
+    assert claim_words("git push --force-with-lease -u origin") >= {"--force-with-lease", "-u"}
 
 
 def test_question_words_alone_do_not_make_support() -> None:
