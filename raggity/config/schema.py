@@ -74,7 +74,9 @@ class IngestConfig:
     )
     include_hidden: bool = key(False, "Also read hidden files and folders (names starting with a dot).")
     include_generated: bool = key(
-        False, "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...)."
+        False,
+        "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...), and the "
+        "source of an HTML page beside it (git-stash.txt next to git-stash.html).",
     )
 
 

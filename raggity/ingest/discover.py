@@ -57,6 +57,12 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 
 BAD_NAME = "name is not valid UTF-8 (rename it to index it)"
 INSIDE_INDEX = "inside raggity's index folder"
+PAGE_SOURCE = (
+    "the source of the HTML page beside it, which is read instead "
+    "(set [ingest] include_generated = true to read both)"
+)
+# The markup a page is rendered from: AsciiDoc and plain text (.txt), Markdown, reStructuredText.
+_PAGE_SOURCE_KINDS = ("text", "markdown", "rst")
 
 
 @dataclass(frozen=True)
@@ -316,7 +322,7 @@ class _Walk:
         name = os.path.basename(path)
         if not self._wanted_file(name, rel, folder.rules) or self._in_index(real):
             return
-        reason = self._excluded_file_reason(name, rel)
+        reason = self._excluded_file_reason(name, rel) or self._page_source_reason(folder, path, name)
         if reason is not None:
             self.found.exclude(real, path, reason, via_link)
             return
@@ -375,6 +381,23 @@ class _Walk:
             return HIDDEN
         if not self.config.include_generated and generated_name(rel):
             return GENERATED
+        return None
+
+    def _page_source_reason(self, folder: _Folder, path: str, name: str) -> str | None:
+        """PAGE_SOURCE when `name` is the markup a page beside it was rendered from ("git-stash.txt"
+        next to "git-stash.html", as git's documentation ships): read both, every page is indexed
+        twice and takes two of the top results. The HTML is read, the one with includes expanded."""
+        if self.config.include_generated or kind_of(Path(name)) not in _PAGE_SOURCE_KINDS:
+            return None
+        stem = os.path.splitext(name)[0]
+        for page in (f"{stem}.html", f"{stem}.htm"):
+            rel = folder.rel + page
+            if (
+                os.path.isfile(os.path.join(os.path.dirname(path), page))
+                and self._selected(rel, folder.rules)
+                and not generated_name(rel)
+            ):
+                return PAGE_SOURCE
         return None
 
     def _generated_content(self, path: Path, st: os.stat_result) -> bool:

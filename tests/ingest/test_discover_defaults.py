@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from raggity.config.schema import IngestConfig
-from raggity.ingest.discover import BAD_NAME, Discovery, discover
+from raggity.ingest.discover import BAD_NAME, PAGE_SOURCE, Discovery, discover
 from raggity.ingest.generated import GENERATED
 from raggity.ingest.private_files import CREDENTIALS, HIDDEN, may_hold_credentials
 from tests.ingest.test_discover import found, make, run
@@ -240,8 +240,8 @@ def test_minified_code_and_data_are_left_out_by_content(root: Path) -> None:
 
 def test_prose_with_long_lines_is_read(root: Path) -> None:
     paragraph = "A sentence that goes on. " * 400 + "\n"  # 10,000 characters
-    make(root, "long.md", "long.txt", "long.html", content=paragraph)
-    assert found(run(root), root) == ["long.html", "long.md", "long.txt"]
+    make(root, "long.md", "long.txt", "page.html", content=paragraph)
+    assert found(run(root), root) == ["long.md", "long.txt", "page.html"]
 
 
 def test_a_generated_file_named_as_the_path_is_read(root: Path) -> None:
@@ -274,3 +274,32 @@ def test_hostile_include_and_exclude_globs_finish(root: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["1"]
+
+
+# --- a page's source beside the page ----------------------------------------------------------------
+
+
+def test_a_pages_source_beside_its_html_is_left_out(root: Path) -> None:
+    """git's documentation ships git-stash.txt (AsciiDoc) beside git-stash.html: read both, and each
+    page took two of the top five results."""
+    make(root, "git-stash.txt", "git-stash.html", "notes.md", "notes.htm", "guide.rst", "sub/guide.html")
+    make(root, "diff-options.txt", "README", "README.html", "data.json", "data.html")
+    discovery = run(root)
+    # A fragment with no page of its own, a page in another folder, and code stay.
+    assert found(discovery, root) == [
+        "README.html", "data.html", "data.json", "diff-options.txt", "git-stash.html",
+        "guide.rst", "notes.htm", "sub/guide.html",
+    ]  # fmt: skip
+    assert excluded(discovery, root) == {
+        "git-stash.txt": PAGE_SOURCE,
+        "notes.md": PAGE_SOURCE,
+        "README": PAGE_SOURCE,
+    }
+    assert len(run(root, include_generated=True).files) == 11
+
+
+def test_the_source_stays_when_its_page_is_not_read(root: Path) -> None:
+    make(root, "a.txt", "a.html", "b.txt", "b.html", "c.md", "c.html/inner.md")
+    # "a.html" excluded by the config, "b.html" ignored: the source is then the only copy.
+    (root / ".gitignore").write_text("b.html\n", encoding="utf-8")
+    assert found(run(root, exclude=["a.html"]), root) == ["a.txt", "b.txt", "c.html/inner.md", "c.md"]
