@@ -22,7 +22,7 @@ from typing import Literal
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk
-from raggity.pipeline.citations import SENTENCE_STOP, content_words
+from raggity.pipeline.citations import SENTENCE_STOP, claim_words
 
 # Most sentences kept per source: the best matches, each with the sentence that follows it.
 BEST_SENTENCES = 2
@@ -103,13 +103,16 @@ def _units(text: str) -> list[_Unit]:
     pieces: list[_Unit] = []
     for paragraph in _PARAGRAPH.split(text):
         lines = paragraph.strip().splitlines()
-        if len(lines) == 1 and is_label(lines[0]):
-            pieces.append(_Unit(lines[0].strip(), "label"))
-            continue
         if len(lines) > 1 and all(_TABLE_ROW.search(line) for line in lines):
             # The first row a chunk holds of a table stands for its header (a chunk cut inside a
             # long table lends its first row that role: one extra row shown, nothing lost).
             pieces.extend(_Unit(line.strip(), "row" if n else "header") for n, line in enumerate(lines))
+            continue
+        # A definition term with aliases is one label over lines: "-n" and "--dry-run" on two. (A
+        # heading or list item starts a unit of its own; wrapped prose is longer than a label.)
+        joined = " ".join(line.strip() for line in lines)
+        if is_label(joined) and (len(lines) == 1 or not any(_LINE_START.match(line) for line in lines)):
+            pieces.append(_Unit(joined, "label"))
             continue
         current: list[str] = []
         for line in lines:
@@ -135,22 +138,30 @@ def _units(text: str) -> list[_Unit]:
 def idf_weights(question: str, texts: Sequence[str]) -> dict[str, float]:
     """Weight of each question word by how few of the candidate sentences contain it: a word in
     every sentence ("Normans" in an article about Normans) says little about where the answer is."""
-    words = content_words(question)
-    sentences = [content_words(s) for text in texts for s in split_sentences(clean(text))]
+    words = claim_words(question)
+    sentences = [claim_words(s) for text in texts for s in split_sentences(clean(text))]
     n = max(len(sentences), 1)
     return {w: math.log(1 + n / (1 + sum(w in s for s in sentences))) for w in words}
 
 
-def focus(text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES) -> FocusedText:
+def focus(
+    text: str, weights: dict[str, float], *, best: int = BEST_SENTENCES, heading: str = ""
+) -> FocusedText:
     """The best-matching sentences of `text`, each with the sentence after it and the label above
-    it, in document order."""
+    it, in document order. `heading`: the chunk's heading trail, which every sentence is about."""
     units = _units(clean(text))
     if not units:
         return FocusedText("", 0, 0.0)
     # fsum: a float sum depends on its order, and a set's order on the process's hash seed, so two
     # runs broke ties between sentences differently (6 of 1,087 calibration and benchmark prompts).
-    scores = [math.fsum(weights.get(w, 0.0) for w in _subject_words(units, i)) for i in range(len(units))]
-    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))[:best]
+    subjects = [_subject_words(units, i) for i in range(len(units))]
+    scores = [math.fsum(weights.get(w, 0.0) for w in words) for words in subjects]
+    # A word of the heading trail is every sentence's: counted for all of them, the rest of the
+    # question orders them ("git clean" on git-clean's page does not decide which entry, "-n" does).
+    # Whether a sentence matches at all (scores > 0) is still decided by its own and its label's.
+    page = claim_words(heading)
+    ranks = [math.fsum(weights.get(w, 0.0) for w in words | page) for words in subjects]
+    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-ranks[i], i))[:best]
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
     keep = {j for i in ranked for j in _with_context(units, i)}
@@ -162,9 +173,9 @@ def _subject_words(units: Sequence[_Unit], index: int) -> set[str]:
     """The words units[index] is about: its own and its label's. Under "html_theme", "The default is
     'alabaster'." is html_theme's default; scored on its own words, it lost its place to "The theme
     that the HTML output should use." and the model answered with another option's default."""
-    words = content_words(units[index].text)
+    words = claim_words(units[index].text)
     if not units[index].label and (label := _label_above(units, index)) is not None:
-        words |= content_words(units[label].text)
+        words |= claim_words(units[label].text)
     return words
 
 
@@ -219,7 +230,7 @@ def focus_sources(question: str, chunks: Sequence[Chunk]) -> list[Chunk]:
     whose sentences shares a word with the question is dropped when another one does: the best
     retrieved chunk is always kept."""
     weights = idf_weights(question, [c.text for c in chunks])
-    focused = [(chunk, focus(chunk.text, weights)) for chunk in chunks]
+    focused = [(chunk, focus(chunk.text, weights, heading=chunk.heading)) for chunk in chunks]
     return [
         replace(chunk, text=f.text)
         for rank, (chunk, f) in enumerate(focused)

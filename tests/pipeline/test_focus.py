@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk, Location
@@ -91,6 +92,47 @@ def test_a_short_option_is_a_label_not_markup() -> None:
 
     assert focus(options, weights, best=1).text.startswith("-W\nTurn warnings into errors.")
     assert [is_boilerplate(line) for line in ("-W", "C++", "}", "[1]")] == [False, False, True, True]
+
+
+# git-clean.html's options as the HTML reader lays them out: a term and its alias on two lines.
+CLEAN_OPTIONS = (
+    "-d\n\nNormally, git clean will not recurse into untracked directories. Specify -d to have it "
+    "recurse into such directories as well.\n\n"
+    "-f\n--force\n\nIf clean.requireForce is not set to false, git clean will refuse to delete files.\n\n"
+    "-n\n--dry-run\n\nDon't actually remove anything, just show what would be done."
+)
+
+
+def test_a_term_and_its_alias_on_two_lines_are_one_label() -> None:
+    assert split_sentences(CLEAN_OPTIONS)[3:6] == [
+        "-f --force",
+        "If clean.requireForce is not set to false, git clean will refuse to delete files.",
+        "-n --dry-run",
+    ]
+    # As one label, "-n --dry-run" is what the sentence under it is about.
+    weights = idf_weights("What does the --dry-run option do?", [CLEAN_OPTIONS])
+    assert focus(CLEAN_OPTIONS, weights, best=1).text.endswith(
+        "-n --dry-run\nDon't actually remove anything, just show what would be done."
+    )
+    # Two wrapped lines of prose are no label: together they are longer than a term.
+    prose = "A paragraph of prose that the author wrapped at about sixty\ncolumns goes on and on"
+    assert split_sentences(prose) == [prose.replace("\n", " ")]
+    # Nor are list items or a heading with a line under it.
+    assert split_sentences("- apples\n- pears") == ["- apples", "- pears"]
+    assert split_sentences("# Install\npip install raggity") == ["# Install", "pip install raggity"]
+
+
+def test_words_of_the_heading_are_no_evidence_between_its_sentences() -> None:
+    """Every sentence of git-clean's page is about git clean: the option asked about decides."""
+    question = "What does git clean -n do?"
+    weights = idf_weights(question, [CLEAN_OPTIONS])
+    # Without the heading, the sentences that say "git clean" win over the entry of "-n".
+    assert "-n --dry-run" not in focus(CLEAN_OPTIONS, weights).text
+    focused = focus(CLEAN_OPTIONS, weights, heading="git-clean(1) Manual Page > OPTIONS")
+    assert focused.text == "-n --dry-run\nDon't actually remove anything, just show what would be done."
+    # focus_sources reads each chunk's heading.
+    chunk = replace(_chunk(1, CLEAN_OPTIONS), heading="git-clean(1) Manual Page > OPTIONS")
+    assert [c.text for c in focus_sources(question, [chunk])] == [focused.text]
 
 
 def test_sources_keep_retrieval_order_and_unrelated_ones_are_dropped() -> None:
