@@ -19,10 +19,10 @@ SENTENCE_STOP = r"(?:(?<!\.[A-Z])\.|[!?])[.!?]*"
 # "1066" are one word and "3.5" is not the two words "3" and "5".
 _WORD = re.compile(r"\d+(?:[,.]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"\d")
-# A command-line option ("-W", "--force-with-lease") is a claim word too, kept as written: it is
-# too short or too dashed to be a content word ("-W" was dropped, so "Use -W to turn warnings into
-# errors." could not be tied to the "-W" entry it came from), and "-w" is another option than "-W".
-# Not after a letter or dash, so "sphinx-build" and "well-known" hold none.
+# A command-line option ("-W", "--force-with-lease") is a claim word too, kept as written: as a
+# content word it was dropped, one letter long ("Use -w to turn warnings into errors." passed as
+# supported by the "-W" entry on its other words), and "-w" is another option than "-W". Not after
+# a letter or dash, so "sphinx-build" and "well-known" hold none.
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 # Share of a sentence's content words that must appear in the cited text for it to count as support.
@@ -46,7 +46,8 @@ def content_words(text: str) -> set[str]:
 
 
 def claim_words(text: str) -> set[str]:
-    """The words a sentence's support is counted in: its content words and its options."""
+    """Content words and command-line options: what a sentence's support, and a question's match
+    with a sentence (focus.py), are counted in."""
     return content_words(text) | set(_OPTION.findall(text))
 
 
