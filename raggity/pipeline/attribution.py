@@ -80,7 +80,9 @@ def attribute_sentence(
     if not claim_words(bare):
         # "Yes." or a stray "[2]": nothing to verify, so nothing to attach.
         return AttributedSentence(bare, (), True, written, written, ())
-    scores = {n: support(bare, s.text, given) for n, s in by_n.items()}
+    # A source is its text and the heading trail it is under ("sphinx-build > Options > -W"): "use
+    # the -W option" says no more than the source does, though its text never says "option".
+    scores = {n: support(bare, f"{s.text}\n{s.chunk.heading}", given) for n, s in by_n.items()}
     verified = [n for n in written if scores.get(n, 0.0) >= SUPPORT_THRESHOLD]
     if not verified:
         best = max(scores, key=lambda n: (scores[n], -n), default=None)

@@ -110,6 +110,18 @@ def test_an_option_is_a_claim_word_matched_as_written() -> None:
     assert claim_words("git push --force-with-lease -u origin") >= {"--force-with-lease", "-u"}
 
 
+def test_the_heading_a_source_is_under_counts_as_the_source() -> None:
+    text = "-W\nTurn warnings into errors."
+    chunk = Chunk("c1", "sphinx-build.html", text, "sphinx-build > Options > -W", Location(1, 2), "p1", 0, 8)
+    given = frozenset(claim_words("How do I make Sphinx treat warnings as errors?"))
+    sentence = "To make Sphinx treat warnings as errors, use the -W option."
+
+    # use, -W, option: "option" is only in the heading.
+    assert attribute_sentence(sentence, [PromptSource(1, chunk, text)], given).sources == (1,)
+    bare = Chunk("c1", "sphinx-build.html", text, "", Location(1, 2), "p1", 0, 8)
+    assert not attribute_sentence(sentence, [PromptSource(1, bare, text)], given).supported
+
+
 def test_question_words_alone_do_not_make_support() -> None:
     """Every retrieved source repeats the question's words: repeating them is not evidence."""
     question = "Where is the Eiffel Tower?"
