@@ -216,6 +216,8 @@ class _Walk:
         self.max_bytes = config.max_file_mb * _MB
         self.root_real = os.path.realpath(root)
         self.visited: set[str] = set()
+        # Page sources wait for the walk's end: left out only if their page was read after all.
+        self.page_sources: list[tuple[str, str, os.stat_result | None, bool, str]] = []
         # Excluding a folder excludes everything in it, unless a "!" glob could bring some back.
         self.exclude_prunes = exclude is not None and all(
             p.include for p in exclude.patterns if p.include is not None
@@ -231,6 +233,7 @@ class _Walk:
             self.found.skip(self.root_real, str(self.given), INSIDE_INDEX)
         elif stat.S_ISDIR(st.st_mode):
             self._walk()
+            self._settle_page_sources()
         elif stat.S_ISREG(st.st_mode):
             path = Path(self.root_real)
             if not is_supported(path) and not is_supported(self.given):
@@ -322,10 +325,26 @@ class _Walk:
         name = os.path.basename(path)
         if not self._wanted_file(name, rel, folder.rules) or self._in_index(real):
             return
-        reason = self._excluded_file_reason(name, rel) or self._page_source_reason(folder, path, name)
+        reason = self._excluded_file_reason(name, rel)
         if reason is not None:
             self.found.exclude(real, path, reason, via_link)
             return
+        page = self._page_beside(folder, path, name)
+        if page is not None:
+            self.page_sources.append((path, real, st, via_link, page))
+            return
+        self._check_and_take(path, real, st, via_link)
+
+    def _settle_page_sources(self) -> None:
+        """A page's source is left out when its page was read; when the page was not (too large,
+        a link outside the root...), the source is the only copy, and is read."""
+        for path, real, st, via_link, page in self.page_sources:
+            if os.path.realpath(page) in self.found.files:
+                self.found.exclude(real, path, PAGE_SOURCE, via_link)
+            else:
+                self._check_and_take(path, real, st, via_link)
+
+    def _check_and_take(self, path: str, real: str, st: os.stat_result | None, via_link: bool) -> None:
         if not _valid_name(path):
             self.found.skip(real, path, BAD_NAME, via_link)
             return
@@ -383,8 +402,8 @@ class _Walk:
             return GENERATED
         return None
 
-    def _page_source_reason(self, folder: _Folder, path: str, name: str) -> str | None:
-        """PAGE_SOURCE when `name` is the markup a page beside it was rendered from ("git-stash.txt"
+    def _page_beside(self, folder: _Folder, path: str, name: str) -> str | None:
+        """The HTML page beside `name` when `name` is the markup it was rendered from ("git-stash.txt"
         next to "git-stash.html", as git's documentation ships): read both, every page is indexed
         twice and takes two of the top results. The HTML is read, the one with includes expanded."""
         if self.config.include_generated or kind_of(Path(name)) not in _PAGE_SOURCE_KINDS:
@@ -392,12 +411,9 @@ class _Walk:
         stem = os.path.splitext(name)[0]
         for page in (f"{stem}.html", f"{stem}.htm"):
             rel = folder.rel + page
-            if (
-                os.path.isfile(os.path.join(os.path.dirname(path), page))
-                and self._selected(rel, folder.rules)
-                and not generated_name(rel)
-            ):
-                return PAGE_SOURCE
+            page_path = os.path.join(os.path.dirname(path), page)
+            if os.path.isfile(page_path) and self._selected(rel, folder.rules) and not generated_name(rel):
+                return page_path
         return None
 
     def _generated_content(self, path: Path, st: os.stat_result) -> bool:

@@ -21,9 +21,11 @@ _WORD = re.compile(r"\d+(?:[,.]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"\d")
 # A command-line option ("-W", "--force-with-lease") is a claim word too, kept as written: as a
 # content word it was dropped, one letter long ("Use -w to turn warnings into errors." passed as
-# supported by the "-W" entry on its other words), and "-w" is another option than "-W". Not after
-# a letter or dash, so "sphinx-build" and "well-known" hold none.
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+# supported by the "-W" entry on its other words), and "-w" is another option than "-W". Only
+# where a word starts (after a space, quote or backtick), so "sphinx-build", "(S)-ketamine" and
+# "f(-x)" hold none. A word like any other: an option the source writes otherwise ("-fd" for "-f"
+# and "-d", "--[no-]thin") costs its share, and does not void the sentence as a number does.
+_OPTION = re.compile(r"(?<![^\s\"'`“‘])--?[A-Za-z][\w-]*")
 
 # Share of a sentence's content words that must appear in the cited text for it to count as support.
 SUPPORT_THRESHOLD = 0.5
@@ -52,26 +54,20 @@ def claim_words(text: str) -> set[str]:
 
 
 def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()) -> float:
-    """Share of the sentence's claim found in the source; 0 when a number or option it states is
-    not there.
+    """Share of the sentence's claim found in the source; 0 when a number it states is not there.
 
     `given` are words the sentence may repeat without evidence (the question's claim words): they
     appear in every retrieved source, so counting them would let any source "support" a made-up
-    answer. A number (a date, a count) or an option is a specific claim: one the source lacks voids
-    the support.
+    answer. A number is a specific claim (a date, a count): one the source lacks voids the support.
     """
     words = claim_words(_MARKER.sub(" ", sentence))
     if not words:
         return 0.0  # a bare "[1] [2]" claims nothing, so it cannot count as backed by evidence
     found = claim_words(source_text)
-    if any(_specific(w) and w not in found for w in words):
+    if any(_NUMBER.match(w) and w not in found for w in words):
         return 0.0
     claim = (words - given) or words
     return len(claim & found) / len(claim)
-
-
-def _specific(word: str) -> bool:
-    return bool(_NUMBER.match(word)) or word.startswith("-")
 
 
 def markers(sentence: str) -> list[int]:

@@ -32,6 +32,8 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 # A line that starts its own unit even without a blank line before it: a heading or a list item.
 _LINE_START = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s)")
 _GAP = " …"
+# A line that names an option, a directive or a field: a definition term's alias.
+_ALIAS = re.compile(r"^\s*(?:--?[A-Za-z]|\.\. \S|:[\w-]+:)")
 # A table row as the readers lay it out: markdown ("| a | b |") or HTML cells joined by " | ".
 _TABLE_ROW = re.compile(r"^\s*\||\s\|\s")
 # Rows a matching header brings: as many units as two kept sentences with their followers.
@@ -108,10 +110,12 @@ def _units(text: str) -> list[_Unit]:
             # long table lends its first row that role: one extra row shown, nothing lost).
             pieces.extend(_Unit(line.strip(), "row" if n else "header") for n, line in enumerate(lines))
             continue
-        # A definition term with aliases is one label over lines: "-n" and "--dry-run" on two. (A
-        # heading or list item starts a unit of its own; wrapped prose is longer than a label.)
+        # An option or directive with its aliases is one label over lines: "-n" above "--dry-run".
+        # Only those: other short lines may be wrapped prose ("On Debian, run\nsudo apt install").
         joined = " ".join(line.strip() for line in lines)
-        if is_label(joined) and (len(lines) == 1 or not any(_LINE_START.match(line) for line in lines)):
+        if is_label(joined) and (
+            len(lines) == 1 or all(_ALIAS.match(line) and is_label(line) for line in lines)
+        ):
             pieces.append(_Unit(joined, "label"))
             continue
         current: list[str] = []

@@ -303,3 +303,12 @@ def test_the_source_stays_when_its_page_is_not_read(root: Path) -> None:
     # "a.html" excluded by the config, "b.html" ignored: the source is then the only copy.
     (root / ".gitignore").write_text("b.html\n", encoding="utf-8")
     assert found(run(root, exclude=["a.html"]), root) == ["a.txt", "b.txt", "c.html/inner.md", "c.md"]
+
+
+def test_the_source_stays_when_its_page_is_skipped(root: Path) -> None:
+    """Only the walk's end knows whether a page was read: one too large to read is skipped."""
+    make(root, "guide.md", "notes.md", "notes.html")
+    (root / "guide.html").write_text("x" * 2_000_000, encoding="utf-8")
+    discovery = run(root, max_file_mb=1)
+    assert found(discovery, root) == ["guide.md", "notes.html"]
+    assert excluded(discovery, root) == {"notes.md": PAGE_SOURCE}

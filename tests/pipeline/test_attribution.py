@@ -99,15 +99,18 @@ def test_an_option_is_a_claim_word_matched_as_written() -> None:
 
     # use, turn, -W: two of three are in source 2.
     assert attribute_sentence("Use -W to turn warnings into errors.", options, given).sources == (2,)
-    # "-w" is another option than "-W", and one no source has voids the support, as a number does
-    # (counted as words, "use" and "turn" alone made "-w" half supported).
+    # use, turn, -w: "-w" is another option than "-W", so one of three (as words without the
+    # option, "use" and "turn" made "-w" half supported).
     assert not attribute_sentence("Use -w to turn warnings into errors.", options, given).supported
     assert not attribute_sentence("Use --strict to turn warnings into errors.", options, given).supported
-    # Dashes inside words are not options: "nit-picky" and "sphinx-build" claim nothing extra.
-    assert claim_words("sphinx-build runs in nit-picky mode") == content_words(
-        "sphinx-build runs in nit-picky mode"
-    )
-    assert claim_words("git push --force-with-lease -u origin") >= {"--force-with-lease", "-u"}
+    # Unlike a wrong number, an option written otherwise only costs its share: "-fd" is "-f -d".
+    clean = [_source(1, "-d Recurse into untracked directories. -f Delete untracked files.")]
+    answer = "git clean -fd deletes untracked files and recurses into untracked directories."
+    assert attribute_sentence(answer, clean, frozenset(claim_words("What does git clean -fd do?"))).supported
+    # Options start words: "nit-picky", "sphinx-build" and "(S)-ketamine" claim nothing extra.
+    for text in ("sphinx-build runs in nit-picky mode", "(S)-ketamine binds"):
+        assert claim_words(text) == content_words(text)
+    assert claim_words("git push --force-with-lease -u `-W` origin") >= {"--force-with-lease", "-u", "-W"}
 
 
 def test_the_heading_a_source_is_under_counts_as_the_source() -> None:

@@ -114,6 +114,10 @@ def test_a_term_and_its_alias_on_two_lines_are_one_label() -> None:
     assert focus(CLEAN_OPTIONS, weights, best=1).text.endswith(
         "-n --dry-run\nDon't actually remove anything, just show what would be done."
     )
+    # Short lines that are not all options are wrapped prose, or a term above its description.
+    assert split_sentences("On Debian, run\nsudo apt install foo") == ["On Debian, run sudo apt install foo"]
+    described = "--host <addr>\n\nThe address the server binds to.\nDefault: localhost"
+    assert split_sentences(described)[0] == "--host <addr>"
     # Two wrapped lines of prose are no label: together they are longer than a term.
     prose = "A paragraph of prose that the author wrapped at about sixty\ncolumns goes on and on"
     assert split_sentences(prose) == [prose.replace("\n", " ")]
