@@ -187,6 +187,17 @@ def _better(path: Path, via_link: bool, current: tuple[Path, bool] | None) -> bo
 
 
 @dataclass(frozen=True)
+class _PageSource:
+    """A page's source (git-stash.txt) found beside its page (git-stash.html)."""
+
+    path: str
+    real: str
+    st: os.stat_result | None
+    via_link: bool
+    page: str
+
+
+@dataclass(frozen=True)
 class _Folder:
     path: str  # as found
     real: str  # symlinks resolved
@@ -217,7 +228,7 @@ class _Walk:
         self.root_real = os.path.realpath(root)
         self.visited: set[str] = set()
         # Page sources wait for the walk's end: left out only if their page was read after all.
-        self.page_sources: list[tuple[str, str, os.stat_result | None, bool, str]] = []
+        self.page_sources: list[_PageSource] = []
         # Excluding a folder excludes everything in it, unless a "!" glob could bring some back.
         self.exclude_prunes = exclude is not None and all(
             p.include for p in exclude.patterns if p.include is not None
@@ -331,18 +342,18 @@ class _Walk:
             return
         page = self._page_beside(folder, path, name)
         if page is not None:
-            self.page_sources.append((path, real, st, via_link, page))
+            self.page_sources.append(_PageSource(path, real, st, via_link, page))
             return
         self._check_and_take(path, real, st, via_link)
 
     def _settle_page_sources(self) -> None:
         """A page's source is left out when its page was read; when the page was not (too large,
         a link outside the root...), the source is the only copy, and is read."""
-        for path, real, st, via_link, page in self.page_sources:
-            if os.path.realpath(page) in self.found.files:
-                self.found.exclude(real, path, PAGE_SOURCE, via_link)
+        for source in self.page_sources:
+            if os.path.realpath(source.page) in self.found.files:
+                self.found.exclude(source.real, source.path, PAGE_SOURCE, source.via_link)
             else:
-                self._check_and_take(path, real, st, via_link)
+                self._check_and_take(source.path, source.real, source.st, source.via_link)
 
     def _check_and_take(self, path: str, real: str, st: os.stat_result | None, via_link: bool) -> None:
         if not _valid_name(path):
