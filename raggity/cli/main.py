@@ -112,9 +112,10 @@ def ingest(
 
     Hidden files and folders, files named like keys or passwords (credentials.json, *.pem...),
     generated, minified and vendored files (lock files, *.min.js, vendor/, Sphinx _static/...), a
-    page's source beside its HTML (git-stash.txt next to git-stash.html) and raggity's own index are
-    left out; [ingest] include_hidden and include_generated bring back all but the credentials and
-    the index, and a file named as PATH is always read. The summary gives one line per reason.
+    page's source when its HTML is read (git-stash.txt next to git-stash.html, Sphinx's
+    _sources/intro.rst.txt) and raggity's own index are left out; [ingest] include_hidden and
+    include_generated bring back all but the credentials and the index, and a file named as PATH is
+    always read. The summary gives one line per reason.
     """
     from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 

@@ -76,7 +76,8 @@ class IngestConfig:
     include_generated: bool = key(
         False,
         "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...), and the "
-        "source of an HTML page beside it (git-stash.txt next to git-stash.html).",
+        "source of an HTML page that is read (git-stash.txt next to git-stash.html, Sphinx's "
+        "_sources/intro.rst.txt for intro.html).",
     )
 
 

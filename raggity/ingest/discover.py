@@ -58,11 +58,11 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 BAD_NAME = "name is not valid UTF-8 (rename it to index it)"
 INSIDE_INDEX = "inside raggity's index folder"
 PAGE_SOURCE = (
-    "the source of the HTML page beside it, which is read instead "
-    "(set [ingest] include_generated = true to read both)"
+    "the source of an HTML page that is read instead (set [ingest] include_generated = true to read both)"
 )
 # The markup a page is rendered from: AsciiDoc and plain text (.txt), Markdown, reStructuredText.
 _PAGE_SOURCE_KINDS = ("text", "markdown", "rst")
+_SPHINX_SOURCE_SUFFIXES = (".rst", ".md", ".txt", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,8 @@ def _better(path: Path, via_link: bool, current: tuple[Path, bool] | None) -> bo
 
 @dataclass(frozen=True)
 class _PageSource:
-    """A page's source (git-stash.txt) found beside its page (git-stash.html)."""
+    """A page's source (git-stash.txt) found beside its page (git-stash.html), or Sphinx's copy of
+    it (_sources/intro.rst.txt for intro.html)."""
 
     path: str
     real: str
@@ -340,7 +341,7 @@ class _Walk:
         if reason is not None:
             self.found.exclude(real, path, reason, via_link)
             return
-        page = self._page_beside(folder, path, name)
+        page = self._page_beside(folder, path, name) or self._page_copied_from(real)
         if page is not None:
             self.page_sources.append(_PageSource(path, real, st, via_link, page))
             return
@@ -424,6 +425,24 @@ class _Walk:
             rel = folder.rel + page
             page_path = os.path.join(os.path.dirname(path), page)
             if os.path.isfile(page_path) and self._selected(rel, folder.rules) and not generated_name(rel):
+                return page_path
+        return None
+
+    def _page_copied_from(self, real: str) -> str | None:
+        """The HTML page whose source Sphinx copied to `real` (html/_sources/guide/intro.rst.txt for
+        html/guide/intro.html). The _sources folder itself is left out as generated, but Debian's
+        packages link it as rst/ beside html/, and through the link every page was read twice."""
+        if self.config.include_generated:
+            return None
+        build, marker, copied = real.rpartition(f"{os.sep}_sources{os.sep}")
+        if not marker:
+            return None
+        # Sphinx names the copy <page><source suffix>.txt ("intro.rst.txt"); before 1.5, <page>.txt.
+        page = copied.removesuffix(".txt")
+        page = os.path.splitext(page)[0] if os.path.splitext(page)[1] in _SPHINX_SOURCE_SUFFIXES else page
+        for candidate in (f"{page}.html", os.path.join(page, "index.html")):
+            page_path = os.path.join(build, candidate)
+            if os.path.isfile(page_path):
                 return page_path
         return None
 

@@ -312,3 +312,28 @@ def test_the_source_stays_when_its_page_is_skipped(root: Path) -> None:
     discovery = run(root, max_file_mb=1)
     assert found(discovery, root) == ["guide.md", "notes.html"]
     assert excluded(discovery, root) == {"notes.md": PAGE_SOURCE}
+
+
+def test_sphinx_copies_of_sources_are_left_out_through_any_path(root: Path) -> None:
+    """Debian's Sphinx packages link html/_sources as rst/ beside html/: through the link, every
+    page was read a second time."""
+    make(root, "html/index.html", "html/guide/intro.html", "html/api/index.html", "html/old.html")
+    make(root, "html/_sources/index.rst.txt", "html/_sources/guide/intro.rst.txt")
+    make(root, "html/_sources/api.md.txt", "html/_sources/old.txt", "html/_sources/orphan.rst.txt")
+    (root / "rst").symlink_to(root / "html" / "_sources", target_is_directory=True)
+    discovery = run(root)
+    # A copy with no page (the page removed, or never built) is the only text there is.
+    assert found(discovery, root) == [
+        "html/api/index.html", "html/guide/intro.html", "html/index.html", "html/old.html",
+        "rst/orphan.rst.txt",
+    ]  # fmt: skip
+    assert excluded(discovery, root) == {
+        "html/_sources/": GENERATED,
+        "rst/api.md.txt": PAGE_SOURCE,
+        "rst/guide/intro.rst.txt": PAGE_SOURCE,
+        "rst/index.rst.txt": PAGE_SOURCE,
+        "rst/old.txt": PAGE_SOURCE,
+    }
+    # The copy stays when its page is not read, and with include_generated.
+    assert "rst/guide/intro.rst.txt" in found(run(root, exclude=["html/guide/"]), root)
+    assert len(run(root, include_generated=True).files) == 9
