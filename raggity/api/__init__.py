@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from raggity.core.types import Answer, Candidate, Citation, StageTrace
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
-    from raggity.pipeline.attribution import UNVERIFIED_NOTE
+    from raggity.pipeline.attribution import UNVERIFIED_NOTE, verification_note
     from raggity.pipeline.graph_build import GraphBuildStatus
     from raggity.pipeline.ingest import IngestReport, Skipped
     from raggity.pipeline.ingest_pace import IngestPace
@@ -56,6 +56,7 @@ _EXPORTS = {
     "StageTrace": "raggity.core.types",
     "GraphBuildStatus": "raggity.pipeline.graph_build",
     "UNVERIFIED_NOTE": "raggity.pipeline.attribution",
+    "verification_note": "raggity.pipeline.attribution",
     "IngestReport": "raggity.pipeline.ingest",
     "Skipped": "raggity.pipeline.ingest",
     "IngestPace": "raggity.pipeline.ingest_pace",
@@ -94,6 +95,7 @@ __all__ = [
     "Turn",
     "load_config",
     "storage_error",
+    "verification_note",
 ]
 
 

@@ -19,7 +19,7 @@ from rich.highlighter import JSONHighlighter
 from rich.table import Table
 from rich.text import Text
 
-from raggity.api import UNVERIFIED_NOTE, Answer, Candidate, StageTrace
+from raggity.api import Answer, Candidate, Citation, StageTrace, verification_note
 from raggity.cli.visible import hidden, visible
 
 
@@ -76,12 +76,6 @@ def trace_json(trace: Sequence[StageTrace]) -> list[dict[str, Any]]:
     ]
 
 
-def verification_note(answer: Answer) -> str | None:
-    """The fixed note for an answer that no source verifies (None for a declined or verified one)."""
-    declined = answer.abstained or answer.refused
-    return None if declined or any(c.supported for c in answer.citations) else UNVERIFIED_NOTE
-
-
 def answer_json(answer: Answer) -> dict[str, Any]:
     return {
         "question": answer.question,
@@ -91,19 +85,21 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "verified": any(c.supported for c in answer.citations),
         "verification_note": verification_note(answer),
         "cached": answer.cached,
-        "citations": [
-            {
-                "n": c.n,
-                "source": c.source,
-                "location": str(c.location),
-                "text": c.text,
-                "supported": c.supported,
-                "warning": c.warning or None,
-            }
-            for c in answer.citations
-        ],
+        "citations": [_citation_json(c) for c in answer.citations],
         "unsupported_sentences": list(answer.unsupported_sentences),
+        "sources_read": [_citation_json(c) for c in answer.sources_read],
         "trace": trace_json(answer.trace),
+    }
+
+
+def _citation_json(c: Citation) -> dict[str, Any]:
+    return {
+        "n": c.n,
+        "source": c.source,
+        "location": str(c.location),
+        "text": c.text,
+        "supported": c.supported,
+        "warning": c.warning or None,
     }
 
 
@@ -176,17 +172,25 @@ def print_sources(console: Console, answer: Answer) -> None:
     note = verification_note(answer)
     if note is not None:
         console.print(Text.assemble("\n", (note, "yellow")))
+        if answer.sources_read:
+            # The note asks the reader to check the sources: these are the ones the model read.
+            console.print("\n[bold]Sources read[/bold]")
+            _print_source_lines(console, answer.sources_read, flag_unsupported=False)
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/bold]")
-    for c in answer.citations:
-        flag = "" if c.supported else "  (not supported by this source: check it)"
+    _print_source_lines(console, answer.citations, flag_unsupported=True)
+    if answer.unsupported_sentences:
+        console.print(
+            f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"
+        )
+
+
+def _print_source_lines(console: Console, citations: Sequence[Citation], *, flag_unsupported: bool) -> None:
+    for c in citations:
+        flag = "  (not supported by this source: check it)" if flag_unsupported and not c.supported else ""
         console.print(
             Text.assemble(f"  [{c.n}] ", plain(c.location.cite(display_path(c.source))), (flag, "yellow"))
         )
         if c.warning:
             console.print(Text.assemble("      ", (f"warning: {visible(c.warning)}", "red")))
-    if answer.unsupported_sentences:
-        console.print(
-            f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"
-        )

@@ -192,6 +192,10 @@ class Answer:
     cached: bool = False
     unsupported_sentences: tuple[str, ...] = ()
     refused: bool = False
+    # Every source the model was given, numbered as in its prompt (supported: whether a sentence of
+    # the answer rests on it). `citations` holds only those attached to sentences: when none is, the
+    # reader is told to check the sources, and these are the ones to check.
+    sources_read: tuple[Citation, ...] = ()
 
 
 ABSTAIN_MESSAGE = "I don't have enough information in the indexed documents to answer that."

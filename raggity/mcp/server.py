@@ -12,12 +12,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from raggity.api import RaggityError
+from raggity.api import RaggityError, verification_note
 from raggity.api.session import Raggity
 from raggity.api.status import index_status
 
 if TYPE_CHECKING:
-    from raggity.api import Answer, Candidate, Config
+    from raggity.api import Answer, Candidate, Citation, Config
 
 T = TypeVar("T")
 
@@ -45,23 +45,23 @@ def source_json(c: Candidate) -> dict[str, Any]:
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:
+    declined = answer.abstained or answer.refused
     return {
         "answer": answer.text,
-        "declined": answer.abstained or answer.refused,
+        "declined": declined,
         "abstained": answer.abstained,
         "refused": answer.refused,
-        "citations": [
-            {
-                "n": c.n,
-                "path": c.source,
-                "location": str(c.location),
-                "text": c.text,
-                "supported": c.supported,
-            }
-            for c in answer.citations
-        ],
+        # An agent relays the answer: it must be told when no source backs it, as a person is.
+        "verified": any(c.supported for c in answer.citations),
+        "verification_note": verification_note(answer),
+        "citations": [_citation_json(c) for c in answer.citations],
         "unsupported_sentences": list(answer.unsupported_sentences),
+        "sources_read": [_citation_json(c) for c in answer.sources_read],
     }
+
+
+def _citation_json(c: Citation) -> dict[str, Any]:
+    return {"n": c.n, "path": c.source, "location": str(c.location), "text": c.text, "supported": c.supported}
 
 
 class ReadOnlyTools:

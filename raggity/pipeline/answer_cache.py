@@ -61,44 +61,45 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
         "question": answer.question,
         "text": answer.text,
         "abstained": answer.abstained,
-        "citations": [
-            {
-                "n": c.n,
-                "source": c.source,
-                "location": [
-                    c.location.line_start,
-                    c.location.line_end,
-                    c.location.page_start,
-                    c.location.page_end,
-                    c.location.anchor,
-                ],
-                "text": c.text,
-                "supported": c.supported,
-            }
-            for c in answer.citations
-        ],
+        "citations": [_citation_to_json(c) for c in answer.citations],
         "unsupported_sentences": list(answer.unsupported_sentences),
+        "sources_read": [_citation_to_json(c) for c in answer.sources_read],
     }
 
 
 def answer_from_json(data: dict[str, Any]) -> Answer:
     """The cached answer, without a trace (the caller attaches the current one)."""
-    citations = tuple(
-        Citation(
-            int(c["n"]),
-            str(c["source"]),
-            Location(*c["location"]),
-            str(c["text"]),
-            bool(c["supported"]),
-        )
-        for c in data["citations"]
-    )
     return Answer(
         str(data["question"]),
         str(data["text"]),
         bool(data["abstained"]),
-        citations,
+        tuple(_citation_from_json(c) for c in data["citations"]),
         (),
         cached=True,
         unsupported_sentences=tuple(str(s) for s in data["unsupported_sentences"]),
+        # Absent from answers cached before it was recorded.
+        sources_read=tuple(_citation_from_json(c) for c in data.get("sources_read", ())),
+    )
+
+
+def _citation_to_json(c: Citation) -> dict[str, Any]:
+    location = c.location
+    return {
+        "n": c.n,
+        "source": c.source,
+        "location": [
+            location.line_start,
+            location.line_end,
+            location.page_start,
+            location.page_end,
+            location.anchor,
+        ],
+        "text": c.text,
+        "supported": c.supported,
+    }
+
+
+def _citation_from_json(c: dict[str, Any]) -> Citation:
+    return Citation(
+        int(c["n"]), str(c["source"]), Location(*c["location"]), str(c["text"]), bool(c["supported"])
     )

@@ -26,7 +26,7 @@ from raggity.pipeline.answerability import (
     refusal_probability,
     thresholds_for,
 )
-from raggity.pipeline.attribution import flag_sources
+from raggity.pipeline.attribution import flag_sources, sources_read
 from raggity.pipeline.citations import claim_words
 from raggity.pipeline.focus import focus_sources
 from raggity.pipeline.generation import TextGenerator
@@ -300,7 +300,13 @@ def answer_from_candidates(
         if hit is not None:  # returned before the generator is loaded
             if on_token is not None:
                 on_token(hit.text)
-            return replace(hit, question=question, trace=trace.stages, citations=flag_sources(hit.citations))
+            return replace(
+                hit,
+                question=question,
+                trace=trace.stages,
+                citations=flag_sources(hit.citations),
+                sources_read=flag_sources(hit.sources_read),
+            )
     model = trace.run("load-model", 0, lambda: _loaded(generator))
     focused = trace.run("focus", len(chunks), partial(focus_stage, question, chunks))
     prompt = trace.run(
@@ -324,8 +330,9 @@ def _answer_with_model(
     """The model's judgement of the prompt, then the answer with sources attached to its sentences
     (one stricter retry when the reply was only markers, headings or names)."""
     n = len(prompt.sources)
+    read = sources_read(prompt.sources, ())
     if not trace.run("model-judgement", n, partial(judge_stage, model, prompt, settings)):
-        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
     result = trace.run(
         "generate",
         n,
@@ -342,9 +349,9 @@ def _answer_with_model(
         )
     result = trace.run("citations", n, partial(citations_stage, result))
     if result.refused:
-        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True)
+        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
     if not result.shown:
-        return Answer(question, NO_ANSWER_MESSAGE, False, (), trace.stages, refused=True)
+        return Answer(question, NO_ANSWER_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
     attribution = result.attribution
     return Answer(
         question,
@@ -353,6 +360,7 @@ def _answer_with_model(
         attribution.citations,
         trace.stages,
         unsupported_sentences=attribution.unsupported_sentences,
+        sources_read=sources_read(prompt.sources, attribution.citations),
     )
 
 

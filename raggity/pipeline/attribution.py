@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from raggity.core.types import Citation
+from raggity.core.types import Answer, Citation
 from raggity.pipeline.citations import (
     SENTENCE_STOP,
     SUPPORT_THRESHOLD,
@@ -181,6 +181,28 @@ def assemble(
     text = "".join(a.text + sep for a, sep in zip(attributed, separators, strict=True)).strip()
     unsupported = tuple(a.text for a in attributed if not a.supported)
     return Attribution(text, tuple(attributed), citations, unsupported)
+
+
+def sources_read(sources: Sequence[PromptSource], citations: Sequence[Citation]) -> tuple[Citation, ...]:
+    """Every source the model was given, as numbered in its prompt, with the text it read."""
+    supporting = {c.n for c in citations if c.supported}
+    return tuple(
+        Citation(
+            s.n,
+            s.chunk.source,
+            s.chunk.location,
+            s.text,
+            supported=s.n in supporting,
+            warning=instruction_warning(s.text),
+        )
+        for s in sources
+    )
+
+
+def verification_note(answer: Answer) -> str | None:
+    """The fixed note for an answer that no source verifies (None for a declined or verified one)."""
+    declined = answer.abstained or answer.refused
+    return None if declined or any(c.supported for c in answer.citations) else UNVERIFIED_NOTE
 
 
 def flag_sources(citations: Sequence[Citation]) -> tuple[Citation, ...]:

@@ -277,13 +277,19 @@ def test_citations_resolve_to_file_and_lines_and_wrong_markers_are_replaced(corp
 
 
 def test_an_answer_without_markers_gets_its_source(corpus: Corpus) -> None:
-    session = corpus.fresh("base", scripted(lambda blocks: LINUX_SENTENCE))
+    generator = scripted(lambda blocks: LINUX_SENTENCE)
+    session = corpus.fresh("base", generator)
 
     answer = session.ask("How much disk space does frobnicator need on Linux?")
 
     [citation] = answer.citations
     assert citation.source == str(corpus.files["markdown"])
     assert answer.text == f"On Linux, frobnicator needs 2 GB of free disk space [{citation.n}]."
+    # Every source the model read is listed, as numbered in its prompt; only the cited one supports.
+    [blocks] = prompts(generator)
+    assert len(blocks) > 1
+    assert [s.n for s in answer.sources_read] == [b.n for b in blocks]
+    assert [s.n for s in answer.sources_read if s.supported] == [citation.n]
 
 
 def test_a_marker_only_reply_is_retried_once_then_declined(corpus: Corpus) -> None:
@@ -453,10 +459,9 @@ def test_an_injected_instruction_is_relayed_only_next_to_its_flagged_source(tmp_
     assert data["refused"] is False
 
 
-def test_an_unverifiable_answer_says_so_in_json(corpus: Corpus) -> None:
-    session = corpus.fresh(
-        "base", scripted(lambda blocks: "Frobnicator was designed on the Moon by penguins.")
-    )
+def test_an_unverifiable_answer_says_so_and_names_the_sources_to_check(corpus: Corpus) -> None:
+    generator = scripted(lambda blocks: "Frobnicator was designed on the Moon by penguins.")
+    session = corpus.fresh("base", generator)
 
     answer = session.ask("How much disk space does frobnicator need on Linux?")
 
@@ -465,6 +470,12 @@ def test_an_unverifiable_answer_says_so_in_json(corpus: Corpus) -> None:
     assert data["verified"] is False
     assert data["verification_note"] == UNVERIFIED_NOTE
     assert data["unsupported_sentences"] == ["Frobnicator was designed on the Moon by penguins."]
+    # The note says to check the sources: they are the ones the model read, as numbered there.
+    [blocks] = prompts(generator)
+    assert [(s["n"], s["source"], s["text"]) for s in data["sources_read"]] == [
+        (b.n, b.file, b.text) for b in blocks
+    ]
+    assert not any(s["supported"] for s in data["sources_read"])
 
 
 def parent_check(corpus: Corpus, config: str) -> tuple[list[PromptBlock], str, Answer]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from raggity.api import Answer, Citation
+from raggity.api import UNVERIFIED_NOTE, Answer, Citation
 from raggity.core.types import Location
 from raggity.mcp.server import answer_json
 
@@ -43,3 +43,20 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
         },
     ]
     assert data["unsupported_sentences"] == ["Europa sings [2]."]
+    assert data["verified"] is True
+    assert data["verification_note"] is None  # declined: nothing to verify
+
+
+def test_an_agent_is_told_when_no_source_backs_the_answer_and_which_ones_to_check() -> None:
+    read = Citation(1, "/docs/jupiter.rst", Location(9, 9), "Io is volcanically active.", supported=False)
+    answer = Answer(
+        "q", "Io is made of cheese.", False, (), (), ("Io is made of cheese.",), sources_read=(read,)
+    )
+
+    data = answer_json(answer)
+
+    assert (data["declined"], data["verified"]) == (False, False)
+    assert data["verification_note"] == UNVERIFIED_NOTE
+    assert data["sources_read"] == [
+        {"n": 1, "path": "/docs/jupiter.rst", "location": "line 9", "text": read.text, "supported": False}
+    ]
