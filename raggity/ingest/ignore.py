@@ -75,8 +75,10 @@ def _atomic_segment_runs(regex: str) -> str:
     """Every run of segments between two "**" but the last, at its leftmost place ending a segment."""
     floating = regex.startswith(_LEADING_ANY)
     first, *middle, last = regex.removeprefix(_LEADING_ANY if floating else "^").split(_INNER_ANY)
-    head = f"(?>(?:.+?/)?{first}(?=/))" if floating else first
-    runs = "".join(f"(?>(?:/.+?)?{run}(?=/))" for run in middle)
+    # "??": the leftmost place is the one with nothing skipped, when there is one. With "?", the
+    # group was tried first, so "**/a/**/a" took the second "a" of "a/a/" and then failed.
+    head = f"(?>(?:.+?/)??{first}(?=/))" if floating else first
+    runs = "".join(f"(?>(?:/.+?)??{run}(?=/))" for run in middle)
     return f"^{head}{runs}{_INNER_ANY}{last}"
 
 
