@@ -37,6 +37,7 @@ from raggity.ingest.generated import (
     HEAD_BYTES,
     generated_content,
     generated_name,
+    search_page,
     vendored_folder,
 )
 from raggity.ingest.ignore import IgnoreRules, compile_globs, match_form, parse_ignore_file
@@ -337,7 +338,7 @@ class _Walk:
         name = os.path.basename(path)
         if not self._wanted_file(name, rel, folder.rules) or self._in_index(real):
             return
-        reason = self._excluded_file_reason(name, rel)
+        reason = self._excluded_file_reason(name, rel, path)
         if reason is not None:
             self.found.exclude(real, path, reason, via_link)
             return
@@ -405,12 +406,12 @@ class _Walk:
         self.found.exclude(real, path + "/", reason)
         return True
 
-    def _excluded_file_reason(self, name: str, rel: str) -> str | None:
+    def _excluded_file_reason(self, name: str, rel: str, path: str) -> str | None:
         if may_hold_credentials(name):
             return CREDENTIALS
         if not self.config.include_hidden and is_hidden(name):
             return HIDDEN
-        if not self.config.include_generated and generated_name(rel):
+        if not self.config.include_generated and (generated_name(rel) or search_page(path)):
             return GENERATED
         return None
 

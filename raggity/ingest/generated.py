@@ -34,6 +34,10 @@ raggity's own additions, for documentation builds, which linguist does not consi
   named entries (docs/ingestion.md);
 - search indexes of other generators: Doxygen's search/ data (searchdata.js, all_0.js...), MkDocs'
   and rustdoc's search_index.json/search-index.js, Javadoc's *-search-index.js;
+- a site's pages about itself: the search page of a Sphinx or MkDocs build (known by the search
+  index where it is) and any 404.html ("page not found"). In Flask's documentation they came
+  second for "What happens when a page is not found?" and first for "How do I search for multiple
+  words?";
 - minified content in any code or data file (kind "code": .js, .json, .css, .yaml...): a line of
   more than 4,000 characters in the first 64 KB. Nobody writes code or data lines that long by
   hand; bundlers and serializers do. Prose (Markdown, text, reST, HTML, PDF) is exempt: one
@@ -42,6 +46,7 @@ raggity's own additions, for documentation builds, which linguist does not consi
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -81,6 +86,8 @@ _GENERATED_NAMES = re.compile(
     r"|searchindex\.js|search/searchdata\.js|search/[a-z]+_[0-9a-f]+\.(?:js|html)"
     r"|genindex(?:-[^/]+)?(?:/index)?\.html|[a-z]+-modindex(?:/index)?\.html|_modules/.+\.html"
     r"|search[-_]index\.(?:js|json)|[^/]+-search-index\.js"
+    # a site's "page not found" page (Sphinx's notfound extension, MkDocs, Hugo, Jekyll...)
+    r"|404(?:/index)?\.html"
     r")$"
     # minified names (vendor.yml), source maps and generated sources (generated.rb)
     r"|[.-]min\.(?:js|css)$|\.map$|\.designer\.(?:cs|vb)$|\.feature\.cs$|_tlb\.pas$"
@@ -143,6 +150,26 @@ def vendored_folder(rel: str) -> bool:
 def generated_name(rel: str) -> bool:
     """Whether the file `rel` is generated or bundled, judged by its path alone."""
     return _GENERATED_NAMES.search(rel) is not None
+
+
+# The search page of a documentation build, and the search index that marks its build's root.
+_SEARCH_PAGES = {"search.html": "", "index.html": "search"}
+_SEARCH_INDEXES = ("searchindex.js", os.path.join("search", "search_index.json"))
+
+
+def search_page(path: str) -> bool:
+    """Whether `path` is the search page of a Sphinx or MkDocs build: "search.html" (or
+    "search/index.html", from Sphinx's dirhtml builder) where the build's search index is. Every
+    such build has one, and its only text is how to search ("Searching for multiple words only
+    shows matches that contain all words."), which questions about searching then retrieve."""
+    folder, name = os.path.split(path)
+    if name not in _SEARCH_PAGES:
+        return False
+    if _SEARCH_PAGES[name]:
+        folder, parent = os.path.split(folder)
+        if parent != _SEARCH_PAGES[name]:
+            return False
+    return any(os.path.isfile(os.path.join(folder, index)) for index in _SEARCH_INDEXES)
 
 
 def generated_content(suffix: str, head: str, *, whole: bool) -> bool:

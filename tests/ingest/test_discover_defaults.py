@@ -165,6 +165,8 @@ SPHINX_BUILD = {
     "py-modindex.html": "<html><body><p>copy: Shallow and deep copy.</p></body></html>\n",
     "_modules/copy.html": "<html><body><h1>Source code for copy</h1><pre>def deepcopy(x):</pre></body></html>\n",
     "_modules/index.html": "<html><body><h1>All modules for which code is available</h1></body></html>\n",
+    "search.html": "<html><body><h1>Search</h1><p>Searching for multiple words only shows matches",
+    "404.html": "<html><body><h1>Page Not Found</h1><p>The page you requested does not exist.</p>",
 }
 
 
@@ -183,6 +185,9 @@ def test_a_sphinx_build_gives_its_pages_and_not_its_assets(root: Path) -> None:
         "py-modindex.html": GENERATED,
         "_modules/copy.html": GENERATED,
         "_modules/index.html": GENERATED,
+        # The site's own pages: how to search it, and "page not found".
+        "search.html": GENERATED,
+        "404.html": GENERATED,
     }
     everything = run(root, include_generated=True)
     assert len(everything.files) == len(SPHINX_BUILD)
@@ -192,6 +197,21 @@ def test_a_sphinx_build_gives_its_pages_and_not_its_assets(root: Path) -> None:
 def test_the_dirhtml_builders_index_pages_are_left_out_too(root: Path) -> None:
     make(root, "genindex/index.html", "py-modindex/index.html", "guide/index.html")
     assert found(run(root), root) == ["guide/index.html"]
+
+
+def test_a_search_page_is_left_out_only_where_a_build_put_its_search_index(root: Path) -> None:
+    make(
+        root,
+        "sphinx/searchindex.js",
+        "sphinx/search.html",
+        "dirhtml/searchindex.js",
+        "dirhtml/search/index.html",
+    )
+    make(root, "mkdocs/search/search_index.json", "mkdocs/search.html", "mkdocs/guide.html")
+    make(root, "site/search.html", "site/research/index.html", "notes/404-errors.html")
+    assert found(run(root), root) == [
+        "mkdocs/guide.html", "notes/404-errors.html", "site/research/index.html", "site/search.html",
+    ]  # fmt: skip
 
 
 def test_only_the_html_of_a_modules_folder_is_sphinx_output(root: Path) -> None:
