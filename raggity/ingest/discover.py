@@ -63,7 +63,6 @@ PAGE_SOURCE = (
 )
 # The markup a page is rendered from: AsciiDoc and plain text (.txt), Markdown, reStructuredText.
 _PAGE_SOURCE_KINDS = ("text", "markdown", "rst")
-_SPHINX_SOURCE_SUFFIXES = (".rst", ".md", ".txt", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -100,11 +99,17 @@ def discover(roots: Sequence[Path], config: IngestConfig, *, index_dir: Path | N
     include = _compile_globs(config.include, "ingest.include")
     exclude = _compile_globs(config.exclude, "ingest.exclude")
     index_real = os.path.realpath(index_dir) if index_dir is not None else None
+    walks = []
     for root in roots:
         if not _valid_name(str(root)):
             found.skip(str(root), str(root), BAD_NAME)
             continue
-        _Walk(root, config, include, exclude, found, index_real).run()
+        walk = _Walk(root, config, include, exclude, found, index_real)
+        walk.run()
+        walks.append(walk)
+    # After every root: `rag ingest rst/ html/` reads the pages after the walk that found their sources.
+    for walk in walks:
+        walk.settle_page_sources()
     return found.result()
 
 
@@ -229,7 +234,7 @@ class _Walk:
         self.max_bytes = config.max_file_mb * _MB
         self.root_real = os.path.realpath(root)
         self.visited: set[str] = set()
-        # Page sources wait for the walk's end: left out only if their page was read after all.
+        # Page sources wait for every root's walk: left out only if their page was read after all.
         self.page_sources: list[_PageSource] = []
         # Excluding a folder excludes everything in it, unless a "!" glob could bring some back.
         self.exclude_prunes = exclude is not None and all(
@@ -246,7 +251,6 @@ class _Walk:
             self.found.skip(self.root_real, str(self.given), INSIDE_INDEX)
         elif stat.S_ISDIR(st.st_mode):
             self._walk()
-            self._settle_page_sources()
         elif stat.S_ISREG(st.st_mode):
             path = Path(self.root_real)
             if not is_supported(path) and not is_supported(self.given):
@@ -348,7 +352,7 @@ class _Walk:
             return
         self._check_and_take(path, real, st, via_link)
 
-    def _settle_page_sources(self) -> None:
+    def settle_page_sources(self) -> None:
         """A page's source is left out when its page was read; when the page was not (too large,
         a link outside the root...), the source is the only copy, and is read."""
         for source in self.page_sources:
@@ -438,13 +442,15 @@ class _Walk:
         build, marker, copied = real.rpartition(f"{os.sep}_sources{os.sep}")
         if not marker:
             return None
-        # Sphinx names the copy <page><source suffix>.txt ("intro.rst.txt"); before 1.5, <page>.txt.
+        # Sphinx names the copy <page><source suffix>.txt ("intro.rst.txt", whatever the project's
+        # source suffix); before 1.5, <page>.txt. The name without ".txt" is tried first, so that
+        # "v1.2.txt" is the copy of "v1.2.html".
         page = copied.removesuffix(".txt")
-        page = os.path.splitext(page)[0] if os.path.splitext(page)[1] in _SPHINX_SOURCE_SUFFIXES else page
-        for candidate in (f"{page}.html", os.path.join(page, "index.html")):
-            page_path = os.path.join(build, candidate)
-            if os.path.isfile(page_path):
-                return page_path
+        for name in (page, os.path.splitext(page)[0]):
+            for candidate in (f"{name}.html", os.path.join(name, "index.html")):
+                page_path = os.path.join(build, candidate)
+                if os.path.isfile(page_path):
+                    return page_path
         return None
 
     def _generated_content(self, path: Path, st: os.stat_result) -> bool:

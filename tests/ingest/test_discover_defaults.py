@@ -340,20 +340,26 @@ def test_sphinx_copies_of_sources_are_left_out_through_any_path(root: Path) -> N
     make(root, "html/index.html", "html/guide/intro.html", "html/api/index.html", "html/old.html")
     make(root, "html/_sources/index.rst.txt", "html/_sources/guide/intro.rst.txt")
     make(root, "html/_sources/api.md.txt", "html/_sources/old.txt", "html/_sources/orphan.rst.txt")
+    make(root, "html/v1.2.html", "html/_sources/v1.2.txt", "html/notes.html", "html/_sources/notes.myst.txt")
     (root / "rst").symlink_to(root / "html" / "_sources", target_is_directory=True)
     discovery = run(root)
     # A copy with no page (the page removed, or never built) is the only text there is.
     assert found(discovery, root) == [
-        "html/api/index.html", "html/guide/intro.html", "html/index.html", "html/old.html",
-        "rst/orphan.rst.txt",
+        "html/api/index.html", "html/guide/intro.html", "html/index.html", "html/notes.html",
+        "html/old.html", "html/v1.2.html", "rst/orphan.rst.txt",
     ]  # fmt: skip
     assert excluded(discovery, root) == {
         "html/_sources/": GENERATED,
         "rst/api.md.txt": PAGE_SOURCE,
         "rst/guide/intro.rst.txt": PAGE_SOURCE,
         "rst/index.rst.txt": PAGE_SOURCE,
+        "rst/notes.myst.txt": PAGE_SOURCE,  # whatever the project's source suffix
         "rst/old.txt": PAGE_SOURCE,
+        "rst/v1.2.txt": PAGE_SOURCE,  # Sphinx before 1.5: <page>.txt
     }
+    # Roots in any order: the pages' walk may come after the one that found their copies.
+    copies_first = discover([root / "rst", root / "html"], IngestConfig())
+    assert [p.name for p in copies_first.files if p.suffix == ".txt"] == ["orphan.rst.txt"]
     # The copy stays when its page is not read, and with include_generated.
     assert "rst/guide/intro.rst.txt" in found(run(root, exclude=["html/guide/"]), root)
-    assert len(run(root, include_generated=True).files) == 9
+    assert len(run(root, include_generated=True).files) == 13
