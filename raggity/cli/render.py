@@ -82,7 +82,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "answer": answer.text,
         "abstained": answer.abstained,
         "refused": answer.refused,
-        "verified": any(c.supported for c in answer.citations),
+        "verified": answer.verified,
         "verification_note": verification_note(answer),
         "cached": answer.cached,
         "citations": [_citation_json(c) for c in answer.citations],

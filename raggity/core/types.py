@@ -197,5 +197,10 @@ class Answer:
     # reader is told to check the sources, and these are the ones to check.
     sources_read: tuple[Citation, ...] = ()
 
+    @property
+    def verified(self) -> bool:
+        """Whether a source supports at least one sentence of the answer."""
+        return any(c.supported for c in self.citations)
+
 
 ABSTAIN_MESSAGE = "I don't have enough information in the indexed documents to answer that."

@@ -141,7 +141,7 @@ def score_answer(case: AnswerCase, answer: Answer, ttft_s: float | None, total_s
         refused=answer.refused,
         citations=tuple(CitedSource(c.n, c.source, c.supported) for c in answer.citations),
         cites_gold=any(c.supported and c.source in case.gold for c in answer.citations),
-        verified=any(c.supported for c in answer.citations),
+        verified=answer.verified,
         marker_only=not declined and is_marker_only(answer.text),
         correct=(not declined and contains_answer(said, case.answers)) if has_answers else None,
         f1=(0.0 if declined else best_f1(said, case.answers)) if has_answers else None,

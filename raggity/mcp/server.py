@@ -52,7 +52,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "abstained": answer.abstained,
         "refused": answer.refused,
         # An agent relays the answer: it must be told when no source backs it, as a person is.
-        "verified": any(c.supported for c in answer.citations),
+        "verified": answer.verified,
         "verification_note": verification_note(answer),
         "citations": [_citation_json(c) for c in answer.citations],
         "unsupported_sentences": list(answer.unsupported_sentences),
@@ -61,7 +61,15 @@ def answer_json(answer: Answer) -> dict[str, Any]:
 
 
 def _citation_json(c: Citation) -> dict[str, Any]:
-    return {"n": c.n, "path": c.source, "location": str(c.location), "text": c.text, "supported": c.supported}
+    return {
+        "n": c.n,
+        "path": c.source,
+        "location": str(c.location),
+        "text": c.text,
+        "supported": c.supported,
+        # An agent reads the source's text: it must know when that text gives orders.
+        "warning": c.warning or None,
+    }
 
 
 class ReadOnlyTools:

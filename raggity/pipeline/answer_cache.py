@@ -77,8 +77,9 @@ def answer_from_json(data: dict[str, Any]) -> Answer:
         (),
         cached=True,
         unsupported_sentences=tuple(str(s) for s in data["unsupported_sentences"]),
-        # Absent from answers cached before it was recorded.
-        sources_read=tuple(_citation_from_json(c) for c in data.get("sources_read", ())),
+        # Required: an entry from before it was recorded is a miss, answered anew, so that an
+        # unverified answer names the sources to check.
+        sources_read=tuple(_citation_from_json(c) for c in data["sources_read"]),
     )
 
 

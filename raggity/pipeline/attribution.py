@@ -167,17 +167,7 @@ def assemble(
     by_n = {s.n: s for s in sources}
     shown = sorted({n for a in attributed for n in a.sources})
     supporting = {n for a in attributed if a.supported for n in a.sources}
-    citations = tuple(
-        Citation(
-            n,
-            by_n[n].chunk.source,
-            by_n[n].chunk.location,
-            by_n[n].text,
-            supported=n in supporting,
-            warning=instruction_warning(by_n[n].text),  # what the model read
-        )
-        for n in shown
-    )
+    citations = tuple(_citation(by_n[n], supported=n in supporting) for n in shown)
     text = "".join(a.text + sep for a, sep in zip(attributed, separators, strict=True)).strip()
     unsupported = tuple(a.text for a in attributed if not a.supported)
     return Attribution(text, tuple(attributed), citations, unsupported)
@@ -186,23 +176,24 @@ def assemble(
 def sources_read(sources: Sequence[PromptSource], citations: Sequence[Citation]) -> tuple[Citation, ...]:
     """Every source the model was given, as numbered in its prompt, with the text it read."""
     supporting = {c.n for c in citations if c.supported}
-    return tuple(
-        Citation(
-            s.n,
-            s.chunk.source,
-            s.chunk.location,
-            s.text,
-            supported=s.n in supporting,
-            warning=instruction_warning(s.text),
-        )
-        for s in sources
+    return tuple(_citation(s, supported=s.n in supporting) for s in sources)
+
+
+def _citation(source: PromptSource, *, supported: bool) -> Citation:
+    return Citation(
+        source.n,
+        source.chunk.source,
+        source.chunk.location,
+        source.text,
+        supported=supported,
+        warning=instruction_warning(source.text),  # what the model read
     )
 
 
 def verification_note(answer: Answer) -> str | None:
     """The fixed note for an answer that no source verifies (None for a declined or verified one)."""
     declined = answer.abstained or answer.refused
-    return None if declined or any(c.supported for c in answer.citations) else UNVERIFIED_NOTE
+    return None if declined or answer.verified else UNVERIFIED_NOTE
 
 
 def flag_sources(citations: Sequence[Citation]) -> tuple[Citation, ...]:

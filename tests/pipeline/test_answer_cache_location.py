@@ -1,13 +1,15 @@
-"""Cached answers keep each citation's full location, anchor included, and the sources the model read;
-entries from before anchors and before the sources read still read."""
+"""Cached answers keep each citation's full location, anchor included, and the sources the model read.
+Entries from before anchors still read; entries from before the sources read are misses."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 from raggity.core.types import Answer, Citation, Location
-from raggity.pipeline.answer_cache import answer_from_json, answer_to_json
+from raggity.pipeline.answer_cache import AnswerCache, answer_from_json, answer_to_json
+from raggity.store.cache_store import CacheStore
 
 
 def answer(location: Location) -> Answer:
@@ -26,10 +28,17 @@ def test_entry_written_before_anchors_reads_without_one() -> None:
     assert answer_from_json(data).citations[0].location == Location(3, 9)
 
 
-def test_the_sources_read_survive_the_cache_and_older_entries_have_none() -> None:
+def test_the_sources_read_survive_the_cache_and_an_older_entry_is_a_miss(tmp_path: Path) -> None:
     read = (Citation(1, "copy.html", Location(0, 0, anchor="copy.deepcopy"), "text", supported=True),
             Citation(2, "copy.html", Location(4, 6), "other text", supported=False))  # fmt: skip
-    data = answer_to_json(replace(answer(Location(0, 0)), sources_read=read))
-    assert answer_from_json(json.loads(json.dumps(data))).sources_read == read
-    del data["sources_read"]
-    assert answer_from_json(data).sources_read == ()
+    cache = AnswerCache(CacheStore(tmp_path), "model", seed=0)
+    cache.put("new", replace(answer(Location(0, 0)), sources_read=read))
+    restored = cache.get("new")
+    assert restored is not None
+    assert restored.sources_read == read
+    # An entry from before the sources read were kept: answered anew, so that an unverified answer
+    # can name the sources to check.
+    older = answer_to_json(answer(Location(0, 0)))
+    del older["sources_read"]
+    cache.store.put("older", older)
+    assert cache.get("older") is None
