@@ -330,9 +330,8 @@ def _answer_with_model(
     """The model's judgement of the prompt, then the answer with sources attached to its sentences
     (one stricter retry when the reply was only markers, headings or names)."""
     n = len(prompt.sources)
-    read = sources_read(prompt.sources, ())
     if not trace.run("model-judgement", n, partial(judge_stage, model, prompt, settings)):
-        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
+        return _refusal(question, REFUSAL_MESSAGE, prompt, trace)
     result = trace.run(
         "generate",
         n,
@@ -349,9 +348,9 @@ def _answer_with_model(
         )
     result = trace.run("citations", n, partial(citations_stage, result))
     if result.refused:
-        return Answer(question, REFUSAL_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
+        return _refusal(question, REFUSAL_MESSAGE, prompt, trace)
     if not result.shown:
-        return Answer(question, NO_ANSWER_MESSAGE, False, (), trace.stages, refused=True, sources_read=read)
+        return _refusal(question, NO_ANSWER_MESSAGE, prompt, trace)
     attribution = result.attribution
     return Answer(
         question,
@@ -362,6 +361,11 @@ def _answer_with_model(
         unsupported_sentences=attribution.unsupported_sentences,
         sources_read=sources_read(prompt.sources, attribution.citations),
     )
+
+
+def _refusal(question: str, message: str, prompt: Prompt, trace: TraceRecorder) -> Answer:
+    read = sources_read(prompt.sources, ())
+    return Answer(question, message, False, (), trace.stages, refused=True, sources_read=read)
 
 
 def _expanded(

@@ -308,6 +308,8 @@ def test_a_marker_only_reply_is_retried_once_then_declined(corpus: Corpus) -> No
     assert first[-1]["content"].endswith(ANSWER_INSTRUCTION)
     assert second[-1]["content"].endswith(STRICT_INSTRUCTION)
     assert {t.stage: t for t in answer.trace}["generate-strict"].detail["first_shape"] == "markers_only"
+    # What was found is still listed for --json, none of it supporting anything.
+    assert [(s.n, s.supported) for s in answer.sources_read] == [(b.n, False) for b in prompts(generator)[0]]
 
 
 def test_a_marker_only_reply_is_replaced_by_the_strict_retry(corpus: Corpus) -> None:
