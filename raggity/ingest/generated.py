@@ -152,8 +152,7 @@ def generated_name(rel: str) -> bool:
     return _GENERATED_NAMES.search(rel) is not None
 
 
-# The search page of a documentation build, and the search index that marks its build's root.
-_SEARCH_PAGES = {"search.html": "", "index.html": "search"}
+# The search indexes of Sphinx and MkDocs, at the root of their build beside its search page.
 _SEARCH_INDEXES = ("searchindex.js", os.path.join("search", "search_index.json"))
 
 
@@ -163,12 +162,10 @@ def search_page(path: str) -> bool:
     such build has one, and its only text is how to search ("Searching for multiple words only
     shows matches that contain all words."), which questions about searching then retrieve."""
     folder, name = os.path.split(path)
-    if name not in _SEARCH_PAGES:
+    if name == "index.html" and os.path.basename(folder) == "search":
+        folder = os.path.dirname(folder)
+    elif name != "search.html":
         return False
-    if _SEARCH_PAGES[name]:
-        folder, parent = os.path.split(folder)
-        if parent != _SEARCH_PAGES[name]:
-            return False
     return any(os.path.isfile(os.path.join(folder, index)) for index in _SEARCH_INDEXES)
 
 

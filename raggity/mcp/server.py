@@ -45,10 +45,9 @@ def source_json(c: Candidate) -> dict[str, Any]:
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:
-    declined = answer.abstained or answer.refused
     return {
         "answer": answer.text,
-        "declined": declined,
+        "declined": answer.abstained or answer.refused,
         "abstained": answer.abstained,
         "refused": answer.refused,
         # An agent relays the answer: it must be told when no source backs it, as a person is.
