@@ -214,6 +214,22 @@ def test_a_search_page_is_left_out_only_where_a_build_put_its_search_index(root:
     ]  # fmt: skip
 
 
+def test_an_mkdocs_material_build_gives_its_pages_and_not_its_assets(root: Path) -> None:
+    make(root, "index.html", "reference/index.html", "404.html", "search/search_index.json", "search.html")
+    make(root, "assets/javascripts/lunr/tinyseg.js", "assets/javascripts/lunr/min/lunr.ja.min.js")
+    discovery = run(root)
+    assert found(discovery, root) == ["index.html", "reference/index.html"]
+    assert excluded(discovery, root) == {
+        "404.html": GENERATED,
+        "assets/javascripts/lunr/": GENERATED,
+        "search.html": GENERATED,
+        "search/search_index.json": GENERATED,
+    }
+    # A project's own scripts beside them are read.
+    make(root, "assets/javascripts/app.js")
+    assert "assets/javascripts/app.js" in found(run(root), root)
+
+
 def test_only_the_html_of_a_modules_folder_is_sphinx_output(root: Path) -> None:
     make(root, "_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md")
     assert found(run(root), root) == ["_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md"]
