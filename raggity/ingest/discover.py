@@ -35,9 +35,9 @@ from raggity.core.errors import ConfigError
 from raggity.ingest.generated import (
     GENERATED,
     HEAD_BYTES,
+    builder_output,
     generated_content,
     generated_name,
-    search_page,
     vendored_folder,
 )
 from raggity.ingest.ignore import IgnoreRules, compile_globs, match_form, parse_ignore_file
@@ -415,7 +415,7 @@ class _Walk:
             return CREDENTIALS
         if not self.config.include_hidden and is_hidden(name):
             return HIDDEN
-        if not self.config.include_generated and (generated_name(rel) or search_page(path)):
+        if not self.config.include_generated and (generated_name(rel) or builder_output(path)):
             return GENERATED
         return None
 

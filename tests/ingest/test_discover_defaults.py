@@ -230,6 +230,21 @@ def test_an_mkdocs_material_build_gives_its_pages_and_not_its_assets(root: Path)
     assert "assets/javascripts/app.js" in found(run(root), root)
 
 
+def test_doxygen_output_gives_its_pages_and_not_its_indexes_listings_or_theme(root: Path) -> None:
+    pages = ["index.html", "group__mdb.html", "mdb_8c.html", "starting.html", "todo.html"]
+    made = ["globals.html", "globals_func.html", "functions_vars.html", "annotated.html", "classes.html"]
+    made += ["files.html", "modules.html", "pages.html", "lmdb_8h_source.html", "menudata.js"]
+    made += ["dynsections.js", "search/search.js", "search/nomatches.html", "doxygen.css"]
+    make(root, *[f"html/{name}" for name in pages + made])
+    make(root, "notes/files.html", "notes/menu.js", "notes/modules.html")
+    discovery = run(root)
+    # Without doxygen.css beside them, the same names are a project's own files.
+    assert found(discovery, root) == sorted(
+        [f"html/{name}" for name in pages] + ["notes/files.html", "notes/menu.js", "notes/modules.html"]
+    )
+    assert excluded(discovery, root) == {f"html/{name}": GENERATED for name in made}
+
+
 def test_only_the_html_of_a_modules_folder_is_sphinx_output(root: Path) -> None:
     make(root, "_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md")
     assert found(run(root), root) == ["_modules/helper.py", "_modules/notes.md", "docs/search-modindex.md"]
