@@ -41,8 +41,9 @@ raggity's own additions, for documentation builds, which linguist does not consi
   second for "What happens when a page is not found?" and first for "How do I search for multiple
   words?";
 - what Doxygen writes beside its pages (known by doxygen.css where it is): the index pages
-  (globals*.html, functions*.html, annotated.html, classes.html, files.html, modules.html...), the
-  source files as HTML (*_source.html) and its scripts and styles. Its pages themselves are read;
+  (member indexes by kind and letter, *-members.html, annotated.html, classes.html, files.html,
+  modules.html, topics.html...), the source files as HTML (lmdb_8h_source.html) and its scripts
+  and styles. Its pages themselves are read;
 - minified content in any code or data file (kind "code": .js, .json, .css, .yaml...): a line of
   more than 4,000 characters in the first 64 KB. Nobody writes code or data lines that long by
   hand; bundlers and serializers do. Prose (Markdown, text, reST, HTML, PDF) is exempt: one
@@ -164,13 +165,17 @@ _SEARCH_INDEXES = ("searchindex.js", os.path.join("search", "search_index.json")
 
 # What Doxygen writes beside its pages (names relative to the folder holding doxygen.css): index
 # pages whose every entry is a name or a one-line brief from the page it links to, source files
-# as HTML (their documentation is on the pages already, as with Sphinx's viewcode), and its theme.
+# as HTML (their comments are on the pages already, as with Sphinx's viewcode: Doxygen writes
+# "lmdb.h" as "lmdb_8h"), and its scripts and styles. The member indexes are split by kind and
+# letter ("functions_func_b.html", "globals_0x7e.html"); a page a project names
+# "functions_overview" is its own.
 _DOXYGEN_FILES = re.compile(
-    r"(?:globals|functions|namespacemembers)(?:_[a-z0-9]+)?\.html"
-    r"|(?:annotated|classes|files|hierarchy|inherits|modules|namespaces|pages)\.html"
-    r"|[^/]+_source\.html"
-    r"|(?:dynsections|menu|menudata|navtree|navtreedata|navtreeindex\d+|resize)\.js"
-    r"|(?:doxygen|tabs|navtree)\.css"
+    r"(?:globals|functions|namespacemembers)"
+    r"(?:_(?:func|vars|type|enum|eval|defs|rela|prop|evnt|sequ|dict))?(?:_(?:[^/._]|0x[0-9a-f]+))?\.html"
+    r"|(?:annotated|classes|concepts|examples|files|graph_legend|hierarchy|inherits|modules|namespaces"
+    r"|pages|topics)\.html"
+    r"|[^/]*-members\.html|[^/]*_8[^/]*_source\.html"
+    r"|[^/]+\.(?:js|css)"
     r"|search/(?:search\.js|search\.css|nomatches\.html)"
 )
 
@@ -178,17 +183,23 @@ _DOXYGEN_FILES = re.compile(
 def builder_output(path: str) -> bool:
     """Whether `path` is what a documentation builder writes about its site rather than its subject,
     known by what the builder put beside it (a name alone would also match a project's own files):
-    - the search page of a Sphinx or MkDocs build: "search.html" (or "search/index.html", from
-      Sphinx's dirhtml builder) where the build's search index is. Its only text is how to search
+    - the search page of a Sphinx or MkDocs build: "search.html" where the build's search index
+      is, or Sphinx dirhtml's "search/index.html" below "searchindex.js" (and no "search.html",
+      which would make it a page of the project's own). Its only text is how to search
       ("Searching for multiple words only shows matches that contain all words."), which
       questions about searching then retrieved;
     - Doxygen's index pages, source listings, scripts and styles, where doxygen.css is: a quarter
       of the chunks of LMDB's API documentation (270 of 1,076)."""
     folder, name = os.path.split(path)
-    if os.path.basename(folder) == "search":
-        folder, name = os.path.dirname(folder), f"search/{name}"
-    if name in ("search.html", "search/index.html"):
+    if name == "search.html":
         return any(os.path.isfile(os.path.join(folder, index)) for index in _SEARCH_INDEXES)
+    parent, below = os.path.split(folder)
+    if below == "search":
+        if name == "index.html":
+            return os.path.isfile(os.path.join(parent, "searchindex.js")) and not os.path.isfile(
+                os.path.join(parent, "search.html")
+            )
+        folder, name = parent, f"search/{name}"
     return _DOXYGEN_FILES.fullmatch(name) is not None and os.path.isfile(os.path.join(folder, "doxygen.css"))
 
 

@@ -209,8 +209,15 @@ def test_a_search_page_is_left_out_only_where_a_build_put_its_search_index(root:
     )
     make(root, "mkdocs/search/search_index.json", "mkdocs/search.html", "mkdocs/guide.html")
     make(root, "site/search.html", "site/research/index.html", "notes/404-errors.html")
+    # A project's own page named "search": MkDocs with directory URLs writes search.md as
+    # search/index.html, and Sphinx's html builder beside its own search.html.
+    make(root, "mkdirs/search/search_index.json", "mkdirs/search/index.html")
+    make(root, "html/searchindex.js", "html/search.html", "html/search/index.html")
+    # A build whose own folder is named "search" still has its search page.
+    make(root, "search/searchindex.js", "search/search.html")
     assert found(run(root), root) == [
-        "mkdocs/guide.html", "notes/404-errors.html", "site/research/index.html", "site/search.html",
+        "html/search/index.html", "mkdirs/search/index.html", "mkdocs/guide.html",
+        "notes/404-errors.html", "site/research/index.html", "site/search.html",
     ]  # fmt: skip
 
 
@@ -235,6 +242,10 @@ def test_doxygen_output_gives_its_pages_and_not_its_indexes_listings_or_theme(ro
     made = ["globals.html", "globals_func.html", "functions_vars.html", "annotated.html", "classes.html"]
     made += ["files.html", "modules.html", "pages.html", "lmdb_8h_source.html", "menudata.js"]
     made += ["dynsections.js", "search/search.js", "search/nomatches.html", "doxygen.css"]
+    made += ["functions_func_b.html", "globals_0x7e.html", "class_foo-members.html", "topics.html"]
+    made += ["group__mdb_dup.js", "darkmode_toggle.js"]
+    # Pages a project named so: Markdown pages become md_*.html, \page names are kept.
+    pages += ["md_docs_open_source.html", "functions_overview.html", "globals_config.html"]
     make(root, *[f"html/{name}" for name in pages + made])
     make(root, "notes/files.html", "notes/menu.js", "notes/modules.html")
     discovery = run(root)
