@@ -173,9 +173,11 @@ def print_sources(console: Console, answer: Answer) -> None:
     if note is not None:
         console.print(Text.assemble("\n", (note, "yellow")))
         if answer.sources_read:
-            # The note asks the reader to check the sources: these are the ones the model read.
+            # The note asks the reader to check the sources: these are the ones the model read, and
+            # they include any a marker points at (one attached to a URL its source holds).
             console.print("\n[bold]Sources read[/bold]")
             _print_source_lines(console, answer.sources_read, flag_unsupported=False)
+            return
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/bold]")

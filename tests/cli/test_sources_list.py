@@ -38,6 +38,19 @@ def test_an_unverified_answer_lists_the_sources_it_asks_the_reader_to_check() ->
     assert "not supported by this source" not in text  # none is: the note already says so
 
 
+def test_an_unverified_answer_with_a_marker_lists_its_source_once() -> None:
+    """A URL is shown next to the source that holds it, though no sentence is supported."""
+    cited = Citation(1, "/docs/jupiter.rst", Location(9, 9), "See http://io.example.", supported=False)
+    read = (cited, Citation(2, "/docs/moons.rst", Location(3, 4), "Europa hides an ocean."))
+    answer = Answer("q", "Io lives at http://io.example [1].", False, (cited,), (), ("x",), sources_read=read)
+
+    text = printed(answer)
+
+    assert UNVERIFIED_NOTE in text
+    assert text.count("/docs/jupiter.rst") == 1
+    assert "Sources read" in text
+
+
 def test_a_verified_answer_lists_only_its_citations() -> None:
     answer = Answer("q", "Io is volcanically active [1].", False, READ[:1], (), sources_read=READ)
 
