@@ -346,7 +346,7 @@ class _Walk:
         if reason is not None:
             self.found.exclude(real, path, reason, via_link)
             return
-        page = self._page_beside(folder, path, name) or self._page_copied_from(real)
+        page = None if self.config.include_generated else _page_beside(path) or _page_copied_from(real)
         if page is not None:
             self.page_sources.append(_PageSource(path, real, st, via_link, page))
             return
@@ -419,40 +419,6 @@ class _Walk:
             return GENERATED
         return None
 
-    def _page_beside(self, folder: _Folder, path: str, name: str) -> str | None:
-        """The HTML page beside `name` when `name` is the markup it was rendered from ("git-stash.txt"
-        next to "git-stash.html", as git's documentation ships): read both, every page is indexed
-        twice and takes two of the top results. The HTML is read, the one with includes expanded."""
-        if self.config.include_generated or kind_of(Path(name)) not in _PAGE_SOURCE_KINDS:
-            return None
-        stem = os.path.splitext(name)[0]
-        for page in (f"{stem}.html", f"{stem}.htm"):
-            rel = folder.rel + page
-            page_path = os.path.join(os.path.dirname(path), page)
-            if os.path.isfile(page_path) and self._selected(rel, folder.rules) and not generated_name(rel):
-                return page_path
-        return None
-
-    def _page_copied_from(self, real: str) -> str | None:
-        """The HTML page whose source Sphinx copied to `real` (html/_sources/guide/intro.rst.txt for
-        html/guide/intro.html). The _sources folder itself is left out as generated, but Debian's
-        packages link it as rst/ beside html/, and through the link every page was read twice."""
-        if self.config.include_generated:
-            return None
-        build, marker, copied = real.rpartition(f"{os.sep}_sources{os.sep}")
-        if not marker:
-            return None
-        # Sphinx names the copy <page><source suffix>.txt ("intro.rst.txt", whatever the project's
-        # source suffix); before 1.5, <page>.txt. The name without ".txt" is tried first, so that
-        # "v1.2.txt" is the copy of "v1.2.html".
-        page = copied.removesuffix(".txt")
-        for name in (page, os.path.splitext(page)[0]):
-            for candidate in (f"{name}.html", os.path.join(name, "index.html")):
-                page_path = os.path.join(build, candidate)
-                if os.path.isfile(page_path):
-                    return page_path
-        return None
-
     def _generated_content(self, path: Path, st: os.stat_result) -> bool:
         """Only code and data are judged by content: prose may well have a paragraph per line."""
         if self.config.include_generated or path == Path(self.root_real) or kind_of(path) != "code":
@@ -493,6 +459,40 @@ class _Walk:
     def _inside(self, real: str) -> bool:
         root = self.root_real.rstrip(os.sep) + os.sep
         return real == self.root_real or real.startswith(root)
+
+
+def _page_beside(path: str) -> str | None:
+    """The HTML page beside `path` when `path` is the markup it was rendered from ("git-stash.txt"
+    next to "git-stash.html", as git's documentation ships): read both, every page is indexed
+    twice and takes two of the top results. The HTML is read, the one with includes expanded.
+    Whether the page is read after all (not ignored, excluded, generated or too large) is settled
+    at the end of discovery."""
+    if kind_of(Path(path)) not in _PAGE_SOURCE_KINDS:
+        return None
+    stem = os.path.splitext(path)[0]
+    for page_path in (f"{stem}.html", f"{stem}.htm"):
+        if os.path.isfile(page_path):
+            return page_path
+    return None
+
+
+def _page_copied_from(real: str) -> str | None:
+    """The HTML page whose source Sphinx copied to `real` (html/_sources/guide/intro.rst.txt for
+    html/guide/intro.html). The _sources folder itself is left out as generated, but Debian's
+    packages link it as rst/ beside html/, and through the link every page was read twice."""
+    build, marker, copied = real.rpartition(f"{os.sep}_sources{os.sep}")
+    if not marker:
+        return None
+    # Sphinx names the copy <page><source suffix>.txt ("intro.rst.txt", whatever the project's
+    # source suffix); before 1.5, <page>.txt. The name without ".txt" is tried first, so that
+    # "v1.2.txt" is the copy of "v1.2.html".
+    page = copied.removesuffix(".txt")
+    for name in (page, os.path.splitext(page)[0]):
+        for candidate in (f"{name}.html", os.path.join(name, "index.html")):
+            page_path = os.path.join(build, candidate)
+            if os.path.isfile(page_path):
+                return page_path
+    return None
 
 
 def _read_ignore_file(path: str) -> list[str] | None:
