@@ -78,6 +78,31 @@ def test_init_as_installed_command_into_a_folder(tmp_path: Path) -> None:
     assert "already exists" in assert_clean_error(again.stderr)
 
 
+def test_init_replaces_no_link_or_fifo_and_names_a_path_it_cannot_write(tmp_path: Path) -> None:
+    real = tmp_path / "real.toml"
+    real.write_text("# mine\n", encoding="utf-8")
+    link = tmp_path / "link.toml"
+    link.symlink_to(real)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    not_a_folder = tmp_path / "real.toml" / "x.toml"
+    runner = CliRunner()
+    for target, reason in [
+        (link, "not a regular file"),
+        (fifo, "not a regular file"),
+        (not_a_folder, "cannot write here"),
+    ]:
+        done = runner.invoke(app, ["init", str(target), "--force"])
+        assert done.exit_code not in (0, 70), done.output
+        line = assert_clean_error(done.stderr)
+        assert str(target) in line
+        assert reason in line
+    assert link.is_symlink()
+    assert real.read_text(encoding="utf-8") == "# mine\n"
+    assert fifo.is_fifo()
+    # (Not /dev/null as well: on a regression, as root, that would replace the machine's /dev/null.)
+
+
 # -- ingest, search, status, doctor --------------------------------------------------------------
 
 
