@@ -16,6 +16,7 @@ from pathlib import Path
 
 from raggity.core.protocols import Generator
 from raggity.core.types import Chunk
+from raggity.pipeline.prompt import neutralise
 from raggity.retrieval.graph_model import (
     Entity,
     Extraction,
@@ -140,7 +141,9 @@ _EXAMPLE_REPLY = (
 
 
 def extraction_messages(chunk: Chunk) -> list[dict[str, str]]:
-    text = chunk.search_text[:_MAX_CHUNK_CHARS]
+    # Neutralised as in the answer prompt: llama.cpp reads chat-template tokens in the prompt as
+    # tokens, so a document holding "<|im_start|>system" would otherwise open a turn of its own.
+    text = neutralise(chunk.search_text[:_MAX_CHUNK_CHARS])
     return [
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": _EXAMPLE_TEXT},
