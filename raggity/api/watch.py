@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from watchfiles import Change, DefaultFilter, watch
+from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
@@ -79,28 +80,55 @@ def watch_index(
     missing = [r for r in roots if not r.exists()]
     if missing:
         raise RaggityError(f"{missing[0]}: no such file or folder to watch", "pass an existing folder")
-    started = False
-    for changes in watch(
-        *roots,
-        watch_filter=OutsideIndexFilter(session.layout.root),
-        debounce=settings.max_wait_ms,
-        step=settings.quiet_ms,
-        stop_event=stop,
-        # How often the native watcher looks at `stop` while nothing changes; it also yields an
-        # empty set then, which is how the first ingest runs only once the watcher is live (a file
-        # saved during that ingest is then never missed).
-        rust_timeout=500,
-        yield_on_timeout=True,
-        raise_interrupt=False,
-    ):
-        if stop.is_set():
-            return
-        if not started:
-            started = True
-            on_update(_ingest(session, roots, 0, progress))
-            on_ready(roots)
-        elif changes:
-            on_update(_ingest(session, roots, len(changes), progress))
+    for root in roots:
+        if not _utf8(str(root)):
+            raise RaggityError(
+                f"{root}: the name is not valid UTF-8, which the watcher cannot follow",
+                "rename it, or run `rag ingest` after changes instead",
+            )
+    started = resumed = False
+    while not stop.is_set():
+        live = False
+        try:
+            for changes in watch(
+                *roots,
+                watch_filter=OutsideIndexFilter(session.layout.root),
+                debounce=settings.max_wait_ms,
+                step=settings.quiet_ms,
+                stop_event=stop,
+                # How often the native watcher looks at `stop` while nothing changes; it also yields
+                # an empty set then, which is how the first ingest runs only once the watcher is live
+                # (a file saved during that ingest is then never missed).
+                rust_timeout=500,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+            ):
+                live = True
+                if stop.is_set():
+                    return
+                if not started:
+                    started = True
+                    on_update(_ingest(session, roots, 0, progress))
+                    on_ready(roots)
+                elif changes or resumed:
+                    on_update(_ingest(session, roots, max(len(changes), 1), progress))
+                resumed = False
+        except WatchfilesRustInternalError:
+            # The native watcher stops at an event for a file whose name is not UTF-8: it cannot
+            # make a str of it. A watcher that was live starts again and an ingest follows, whose
+            # discovery finds the change and skips that file with its reason. One that fails before
+            # it is live would fail again: that is an error.
+            if not live:
+                raise
+            resumed = True
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _ingest(

@@ -149,6 +149,24 @@ def test_a_file_that_vanishes_mid_write_does_not_stop_the_watcher(watching: Watc
     store_ids(IndexLayout(w.session.config.index_dir))
 
 
+def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_watcher_goes_on(watching: Watching) -> None:
+    w = watching
+    # The native watcher cannot make a str of this name and stopped at its event, so nothing after
+    # it was indexed.
+    odd = w.docs / os.fsdecode(b"caf\xe9.md")
+    odd.write_text("# Cafe\n\nThe espresso machine hisses.\n", encoding="utf-8")
+    eventually(
+        lambda: any(
+            u.report is not None and any("not valid UTF-8" in s.reason for s in u.report.skipped)
+            for u in w.updates
+        ),
+        "the skip of the file whose name is not UTF-8",
+    )
+    (w.docs / "later.md").write_text("# Later\n\nThe barn owl nests in the loft.\n", encoding="utf-8")
+    eventually(lambda: str(w.docs / "later.md") in w.sources("barn owl nests loft"), "a file after it")
+    assert w.failure == []
+
+
 def test_ignored_files_are_not_indexed(watching: Watching) -> None:
     w = watching
     (w.docs / ".gitignore").write_text("drafts/\n", encoding="utf-8")
@@ -279,3 +297,13 @@ def test_a_missing_folder_is_a_clear_error_before_anything_is_watched(tmp_path: 
     with pytest.raises(RaggityError, match="no such file or folder to watch"):
         watch_index(session, [tmp_path / "nowhere"], stop=threading.Event(), on_update=lambda u: None)
     assert not (tmp_path / ".raggity").exists()
+
+
+def test_a_folder_whose_name_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    from raggity.api import RaggityError  # noqa: PLC0415 - imported where the test needs it
+
+    odd = tmp_path / os.fsdecode(b"d\xe9")
+    odd.mkdir()
+    session = Raggity(load_config(write_config(tmp_path)))
+    with pytest.raises(RaggityError, match="not valid UTF-8"):
+        watch_index(session, [odd], stop=threading.Event(), on_update=lambda u: None)
