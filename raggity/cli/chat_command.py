@@ -80,9 +80,12 @@ def json_lines(conversation: Conversation, lines: TextIO) -> None:
 
 
 def plain_lines(conversation: Conversation, lines: TextIO) -> None:
-    """stdin is not a terminal: each line is a message, each answer printed when complete."""
+    """stdin or stdout is not a terminal (`rag chat < questions.txt`, `rag chat | tee log`): each line
+    is a message or a /command, as typed in the line editor; each answer printed when complete."""
     for line in lines:
-        if line.strip():
+        if line.startswith("/"):
+            slash_command(conversation, line.strip())
+        elif line.strip():
             show_turn(conversation.turn(line), streamed=False)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from raggity.api import Conversation
-from raggity.cli.chat_command import interactive, printable
+from raggity.cli.chat_command import interactive, plain_lines, printable
 from tests.chat.conftest import Index
 from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
 from tests.support import RAG, Messages, ScriptedGenerator, write_config
@@ -91,6 +92,26 @@ def test_slash_commands_show_sources_save_and_reset(
     assert f"`{index.docs['markdown']}`" in markdown
     quoted = [line for line in markdown.splitlines() if line.startswith("> ")]
     assert any("On macOS install it with Homebrew" in line for line in quoted)
+
+
+def test_piped_chat_runs_slash_commands_and_never_asks_the_model_them(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    generator = ScriptedGenerator(scripted_chat)
+    conversation = chat(index, generator)
+    saved = tmp_path / "piped.md"
+    plain_lines(
+        conversation, io.StringIO(f"How do I install frobnicator on Linux?\n/sources\n/save {saved}\n")
+    )
+    shown = capsys.readouterr()
+
+    assert len(conversation.turns) == 1
+    assert all(
+        "/save" not in m["content"] and "/sources" not in m["content"] for c in generator.calls for m in c
+    )
+    assert "unpack it into /opt/frobnicator and add its bin folder to your PATH." in shown.out
+    assert "saved 1 turn" in shown.out
+    assert saved.read_text(encoding="utf-8").count("## You") == 1
 
 
 def test_ctrl_c_during_an_answer_cancels_it_and_the_chat_goes_on(
