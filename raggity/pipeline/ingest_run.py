@@ -67,11 +67,17 @@ class IngestRun:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
-        for root in request.roots:
-            if not root.exists():
-                raise RaggityError(f"{root}: no such file or folder", "check the path")
+        present = [root for root in request.roots if root.exists()]
+        gone = [root for root in request.roots if not root.exists()]
+        if gone:
+            # A folder that was indexed and has since been deleted is ingested as empty, which
+            # removes its files; before, they stayed searchable for good (short of --rebuild).
+            indexed = self._indexed_sources()
+            for root in gone:
+                if not any(map(in_roots([root]), indexed)):
+                    raise RaggityError(f"{root}: no such file or folder", "check the path")
         with IngestLock(self._layout.lock, wait_seconds=request.wait_seconds):
-            found = discover(list(request.roots), self._settings, index_dir=self._layout.root)
+            found = discover(present, self._settings, index_dir=self._layout.root)
             sources: list[SourceFile] = []
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
@@ -124,6 +130,12 @@ class IngestRun:
             graph.run(self._layout, progress)
         except RaggityError as exc:
             self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
+
+    def _indexed_sources(self) -> tuple[str, ...]:
+        try:
+            return tuple(load_manifest(self._layout.manifest).sources)
+        except IndexStateError:
+            return ()  # no index yet, or a damaged one: nothing known to be indexed
 
     def _carried_over(self, roots: Sequence[Path], rebuild: bool) -> list[SourceFile]:
         """A rebuild empties the whole index, so files indexed from other folders are indexed again

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
@@ -287,3 +288,30 @@ def test_queries_refuse_an_index_built_by_another_embedder(tmp_path: Path) -> No
     with pytest.raises(IndexStateError, match="built with embedder other-model") as caught:
         session(tmp_path / "raggity.toml").search("frobnicator")
     assert "--rebuild" in caught.value.hint
+
+
+def test_a_deleted_folder_that_was_ingested_is_ingested_as_empty(tmp_path: Path) -> None:
+    import shutil  # noqa: PLC0415 - imported where the test needs it
+
+    from raggity.core.errors import RaggityError  # noqa: PLC0415 - imported where the test needs it
+
+    config = write_config(tmp_path, ingest={"chunk_tokens": 64})
+    write_corpus(tmp_path / "a")
+    b_file = tmp_path / "b" / "notes.md"
+    b_file.parent.mkdir()
+    b_file.write_text("# Notes\n\nThe garden shed key hangs behind the kitchen door.\n", encoding="utf-8")
+    s = session(config)
+    s.ingest([tmp_path / "a", tmp_path / "b"])
+    a_sources = {src for src in source_ids(s) if src != str(b_file.resolve())}
+    ids = store_ids(s.layout)
+
+    shutil.rmtree(tmp_path / "b")
+    report = s.ingest([tmp_path / "b"])
+
+    assert (report.added, report.removed, report.unchanged) == (0, 1, 0)
+    assert set(source_ids(s)) == a_sources
+    assert store_ids(s.layout) < ids
+    # A path that never held an indexed file is still an error, and writes nothing.
+    with pytest.raises(RaggityError, match="no such file or folder"):
+        s.ingest([tmp_path / "nowhere"])
+    assert set(source_ids(s)) == a_sources
