@@ -43,12 +43,12 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
         found = found or [c for c in table.fetch_by_parent([reference]) if c.id in live]
         if found:
             return sorted(found, key=lambda chunk: chunk.ordinal)
-    path, wanted = _parse_citation(reference)
-    source = _indexed_source(path, list(manifest.sources))
-    if source is not None:
-        found = [c for c in table.chunks_of(source) if c.id in live and wanted(c.location)]
-        if found:
-            return found
+    for path, wanted in _readings(reference):
+        source = _indexed_source(path, list(manifest.sources))
+        if source is not None:
+            found = [c for c in table.chunks_of(source) if c.id in live and wanted(c.location)]
+            if found:
+                return found
     raise UnknownReferenceError(
         f"nothing in the index matches {reference!r}",
         "give a chunk id from `rag search --json`, or a citation as printed, e.g. notes.md:lines 3-9",
@@ -58,6 +58,13 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
 def show_in_config_index(config: Config, reference: str) -> list[Chunk]:
     """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
     return show(IndexLayout(config.index_dir), reference)
+
+
+def _readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:
+    """The ways to read `reference`, surest first: `notes/a#b.md` is a file of that name before it
+    is `notes/a` at anchor `b.md`."""
+    cited = _parse_citation(reference)
+    return [(reference, lambda _: True), cited] if "#" in reference and cited[0] != reference else [cited]
 
 
 def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:

@@ -59,6 +59,9 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     (docs / "library").mkdir(parents=True)
     (docs / "notes.md").write_bytes(NOTES.encode("utf-8"))
     (docs / "library" / "copy.html").write_text(PAGE, encoding="utf-8")
+    (docs / "c#sharp.md").write_text(
+        "# C sharp\n\nThe sharp sign is part of this file's name.\n", encoding="utf-8"
+    )
     (docs / "guide.pdf").write_bytes(make_pdf([["Installing needs a disk."], ["Upgrading keeps your data."]]))
     config = write_config(root, ingest={"chunk_tokens": 32})
     session = Raggity(load_config(config))
@@ -100,6 +103,13 @@ def test_show_by_anchor_citation_with_a_path_tail(indexed: Indexed) -> None:
     assert [c.location.anchor for c in found] == ["copy.deepcopy"]
     assert "Return a deep copy of x." in found[0].text
     assert found[0].location.cite("library/copy.html") == "library/copy.html#copy.deepcopy"
+
+
+def test_a_file_whose_name_holds_a_hash_is_shown_by_its_path(indexed: Indexed) -> None:
+    whole = all_chunks(indexed.layout, "c#sharp.md")
+    assert whole
+    for reference in ["c#sharp.md", "docs/c#sharp.md", str(indexed.docs / "c#sharp.md")]:
+        assert show(indexed.layout, reference) == whole
 
 
 def test_show_by_page_citation(indexed: Indexed) -> None:
