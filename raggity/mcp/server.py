@@ -94,6 +94,9 @@ class ReadOnlyTools:
     async def search(self, query: str, k: int) -> dict[str, Any]:
         if not query.strip():
             raise ToolError("query is empty: pass the words or question to look for")
+        # Checked here rather than by the schema's bounds: pydantic's message is several lines.
+        if not 1 <= k <= MAX_K:
+            raise ToolError(f"k is {k}: pass a number of passages from 1 to {MAX_K}")
         result = await self._run(lambda: self._session.search(query, k=k))
         return {"query": query, "sources": [source_json(c) for c in result.candidates]}
 
@@ -124,7 +127,14 @@ def build_server(session: Raggity, config: Config) -> MCPServer[Any]:
     )
     async def search(
         query: Annotated[str, Field(description="Words or a question to look for.")],
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages to return.")] = 5,
+        # The bounds are in the schema for clients, and checked by tools.search for a one-line error.
+        k: Annotated[
+            int,
+            Field(
+                description=f"How many passages to return, 1 to {MAX_K}.",
+                json_schema_extra={"minimum": 1, "maximum": MAX_K},
+            ),
+        ] = 5,
     ) -> dict[str, Any]:
         return await tools.search(query, k)
 

@@ -135,7 +135,9 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(index: Index
     run_client(index.config, body)
 
     assert "query is empty" in seen["empty"]
-    assert "k" in seen["k0"]
+    # One line saying what to pass, not a validation report.
+    assert "k is 0: pass a number of passages from 1 to 50" in seen["k0"]
+    assert "\n" not in seen["k0"]
     assert "question is empty" in seen["no_question"]
     assert seen["after"]["sources"][0]["path"] == str(index.docs["text"])
 
