@@ -50,7 +50,8 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
             if found:
                 return found
     raise UnknownReferenceError(
-        f"nothing in the index matches {reference!r}",
+        # Quoted, not repr(): the CLI shows a byte of a name that is not UTF-8 as \xe9, repr as \udce9.
+        f"nothing in the index matches '{reference}'",
         "give a chunk id from `rag search --json`, or a citation as printed, e.g. notes.md:lines 3-9",
     )
 

@@ -213,6 +213,14 @@ def test_search_before_any_ingest_says_to_ingest(tmp_path: Path) -> None:
     assert "rag ingest" in done.stderr
 
 
+def test_an_empty_search_is_an_error_as_an_empty_question_is(project: Project) -> None:
+    for command in ("search", "ask"):
+        done = rag(command, "  ", cwd=project.root)
+        assert done.returncode == 1, done.stdout
+        assert "is empty" in assert_clean_error(done.stderr)
+        assert done.stdout == ""
+
+
 def test_second_ingest_while_locked_exits_5(tmp_path: Path) -> None:
     write_config(tmp_path)
     write_corpus(tmp_path / "docs")

@@ -155,3 +155,9 @@ def test_cli_unknown_id_is_one_error_line_and_exit_1(indexed: Indexed) -> None:
     assert code == 1
     assert stdout == ""
     assert stderr.splitlines()[0] == "error: nothing in the index matches 'no-such-chunk'"
+
+
+def test_cli_shows_a_name_that_is_not_utf8_as_its_byte(indexed: Indexed) -> None:
+    code, _, stderr = run(indexed, os.fsdecode(b"caf\xe9.md"))
+    assert code == 1
+    assert stderr.splitlines()[0] == "error: nothing in the index matches 'caf\\xe9.md'"
