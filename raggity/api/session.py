@@ -291,7 +291,9 @@ class Raggity:
     ) -> SearchResult:
         """The best `k` chunks for `query` (default [retrieval] top_k); no language model is loaded."""
         if not query.strip():
-            raise RaggityError("the query is empty", 'search for something, e.g. rag search "install on linux"')
+            raise RaggityError(
+                "the query is empty", 'search for something, e.g. rag search "install on linux"'
+            )
         trace = TraceRecorder()
         found = self.retrieve(
             query, trace, mode=mode, candidates=candidates, rerank=rerank, path_glob=path_glob
