@@ -38,6 +38,11 @@ from raggity.store.vector_table import StoredChunk, VectorTableWriter
 # Chunks embedded and written per batch: large enough for length-sorted batching to cut padding,
 # small enough that memory stays bounded on a huge file.
 BATCH_CHUNKS = 512
+# Chunks per embedding call within a batch. A batch can pass a thousand chunks (it closes at the end
+# of a document), half a minute of embedding with the bar standing still; the bar moves after each
+# slice instead. Sliced in length order, slices pad no more than one call does (measured: the same
+# rate and the same vectors as the whole batch at once; unsorted slices of 128 were 7-14% slower).
+EMBED_SLICE = 128
 # How often a source that changes while being read is read again before it is left for the next run.
 READ_ATTEMPTS = 3
 # Old LanceDB versions stay this long after they were replaced: long enough for a search that opened
@@ -410,10 +415,9 @@ class IndexSync:
         self, batch: _Batch, table: VectorTableWriter, bm25: Bm25Writer, manifest: Manifest, stored: set[str]
     ) -> None:
         if batch.chunks:
-            texts = [c.search_text for c in batch.chunks]
             started = time.perf_counter()
             checkpoint("embed:before")
-            vectors = self._embedder.embed(texts)
+            vectors = self._embed(batch.chunks)
             checkpoint("embed:after")
             self._embed_seconds += time.perf_counter() - started
             fail_point("lancedb:add")
@@ -426,7 +430,6 @@ class IndexSync:
             self._tokens += tokens
             self._written += len(batch.chunks)
             stored.update(c.id for c in batch.chunks)
-            self._progress.advanced(0, len(batch.chunks), tokens)
             batch.chunks = []
         if batch.moved:
             self._rewrite_moved(batch, table, bm25)
@@ -436,6 +439,21 @@ class IndexSync:
             manifest.save(self._layout.manifest)
             checkpoint("manifest:after")
             batch.finished = {}
+
+    def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
+        """The chunks' vectors, in their order, embedded in slices of similar length, each reported
+        to the progress as it is done."""
+        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i].search_text))
+        vectors: Vectors | None = None
+        for start in range(0, len(order), EMBED_SLICE):
+            part = order[start : start + EMBED_SLICE]
+            done = np.asarray(self._embedder.embed([chunks[i].search_text for i in part]), dtype=np.float32)
+            if vectors is None:
+                vectors = np.empty((len(chunks), done.shape[1]), dtype=np.float32)
+            vectors[part] = done
+            self._progress.advanced(0, len(part), sum(chunks[i].n_tokens for i in part))
+        assert vectors is not None  # called with chunks only
+        return vectors
 
 
 def _documents(item: SourceFile) -> Iterator[Document]:

@@ -315,3 +315,53 @@ def test_a_deleted_folder_that_was_ingested_is_ingested_as_empty(tmp_path: Path)
     with pytest.raises(RaggityError, match="no such file or folder"):
         s.ingest([tmp_path / "nowhere"])
     assert set(source_ids(s)) == a_sources
+
+
+class EmbeddedCounts:
+    """Each count of chunks the ingest reports as embedded, in order."""
+
+    def __init__(self) -> None:
+        self.embedded: list[int] = []
+
+    def planned(self, files: int, size: int) -> None:
+        pass
+
+    def read(self, size: int, chunks: int) -> None:
+        pass
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        if chunks:
+            self.embedded.append(chunks)
+
+    def warn(self, source: str, reason: str) -> None:
+        pass
+
+
+def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector_with_its_chunk(
+    tmp_path: Path,
+) -> None:
+    from raggity.pipeline.ingest import EMBED_SLICE  # noqa: PLC0415 - imported where the test needs it
+    from raggity.pipeline.sources import file_source, in_roots  # noqa: PLC0415 - imported where the test needs it
+    from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - imported where the test needs it
+
+    config = write_config(tmp_path, ingest={"chunk_tokens": 32})
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # One file of paragraphs of many lengths: more chunks than a slice, all in the first batch.
+    paragraphs = [f"Entry {n}: the {'heron ' * (1 + n % 9)}waits by the weir number {n}." for n in range(300)]
+    (docs / "long.md").write_text("# Long\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    s = session(config)
+    progress = EmbeddedCounts()
+
+    report = s.ingest_run().index_sources(
+        [file_source(docs / "long.md")], in_roots([docs]), progress=progress
+    )
+
+    assert report.chunks_written > EMBED_SLICE
+    assert len(progress.embedded) > 1
+    assert max(progress.embedded) <= EMBED_SLICE
+    assert sum(progress.embedded) == report.chunks_written
+    # Embedded in length order, stored in chunk order: every vector is still its own chunk's.
+    stored = list(VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout))).values())
+    alone = np.asarray(s.embedder.embed([row.chunk.search_text for row in stored]))
+    assert np.allclose(np.stack([row.vector for row in stored]), alone, atol=1e-5)
