@@ -16,6 +16,10 @@ from raggity.pipeline.ingest import IngestProgress, IngestReport
 
 # Another ingest (a `rag ingest` in a second terminal) holds the lock: wait for it rather than fail.
 BUSY_WAIT_SECONDS = 60.0
+# How often, and after what pause, the native watcher is started again when a name that is not
+# UTF-8 stopped it before it yielded anything.
+RESTARTS = 5
+RESTART_PAUSE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,8 @@ def watch_index(
                 "rename it, or run `rag ingest` after changes instead",
             )
     started = resumed = False
+    failures = 0
     while not stop.is_set():
-        live = False
         try:
             for changes in watch(
                 *roots,
@@ -103,7 +107,7 @@ def watch_index(
                 yield_on_timeout=True,
                 raise_interrupt=False,
             ):
-                live = True
+                failures = 0
                 if stop.is_set():
                     return
                 if not started:
@@ -113,14 +117,20 @@ def watch_index(
                 elif changes or resumed:
                     on_update(_ingest(session, roots, max(len(changes), 1), progress))
                 resumed = False
-        except WatchfilesRustInternalError:
-            # The native watcher stops at an event for a file whose name is not UTF-8: it cannot
-            # make a str of it. A watcher that was live starts again and an ingest follows, whose
-            # discovery finds the change and skips that file with its reason. One that fails before
-            # it is live would fail again: that is an error.
-            if not live:
-                raise
+        except WatchfilesRustInternalError as exc:
+            # The native watcher stops at a name that is not UTF-8: it cannot make a str of it. It
+            # starts again after a pause (a burst of such files is over by then) and an ingest
+            # follows, whose discovery finds the change and skips the file with its reason. A
+            # watcher that fails again and again before it is live cannot watch this tree at all
+            # (a folder with such a name inside it): that is an error, said in one line.
+            failures += 1
+            if failures > RESTARTS:
+                raise RaggityError(
+                    f"the watcher cannot follow a name that is not valid UTF-8 under the watched folders ({exc})",
+                    "rename it, or run `rag ingest` after changes instead",
+                ) from None
             resumed = True
+            stop.wait(RESTART_PAUSE_SECONDS)
 
 
 def _utf8(name: str) -> bool:

@@ -153,8 +153,13 @@ def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_watcher_goes_on(watchi
     w = watching
     # The native watcher cannot make a str of this name and stopped at its event, so nothing after
     # it was indexed.
-    odd = w.docs / os.fsdecode(b"caf\xe9.md")
-    odd.write_text("# Cafe\n\nThe espresso machine hisses.\n", encoding="utf-8")
+    # Several such files, each written in steps, in a burst: every event stops the native watcher.
+    for n in range(3):
+        odd = w.docs / os.fsdecode(b"caf\xe9%d.md" % n)
+        for line in ("# Cafe\n", "\nThe espresso machine hisses.\n", "It steams the milk.\n"):
+            with odd.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+            time.sleep(0.1)
     eventually(
         lambda: any(
             u.report is not None and any("not valid UTF-8" in s.reason for s in u.report.skipped)
@@ -307,3 +312,7 @@ def test_a_folder_whose_name_is_not_utf8_is_a_clear_error(tmp_path: Path) -> Non
     session = Raggity(load_config(write_config(tmp_path)))
     with pytest.raises(RaggityError, match="not valid UTF-8"):
         watch_index(session, [odd], stop=threading.Event(), on_update=lambda u: None)
+    # Inside a watched folder, such a folder stops the native watcher each time it starts.
+    (tmp_path / "docs" / os.fsdecode(b"sub\xe9")).mkdir(parents=True)
+    with pytest.raises(RaggityError, match="not valid UTF-8"):
+        watch_index(session, [tmp_path / "docs"], stop=threading.Event(), on_update=lambda u: None)
