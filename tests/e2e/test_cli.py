@@ -90,7 +90,8 @@ def test_init_replaces_no_link_or_fifo_and_names_a_path_it_cannot_write(tmp_path
     for target, reason in [
         (link, "not a regular file"),
         (fifo, "not a regular file"),
-        (not_a_folder, "cannot write here"),
+        (not_a_folder, "cannot write here (a folder on its path is a file)"),
+        (tmp_path / ("a" * 300 + ".toml"), "cannot write here (file name too long)"),
     ]:
         done = runner.invoke(app, ["init", str(target), "--force"])
         assert done.exit_code not in (0, 70), done.output
