@@ -91,12 +91,12 @@ class ReadOnlyTools:
         except RaggityError as exc:
             raise ToolError(f"{exc.message}" + (f" (fix: {exc.hint})" if exc.hint else "")) from None
 
-    async def search(self, query: str, k: int) -> dict[str, Any]:
+    async def search(self, query: str, k: object) -> dict[str, Any]:
         if not query.strip():
             raise ToolError("query is empty: pass the words or question to look for")
-        # Checked here rather than by the schema's bounds: pydantic's message is several lines.
-        if not 1 <= k <= MAX_K:
-            raise ToolError(f"k is {k}: pass a number of passages from 1 to {MAX_K}")
+        # Checked here rather than by the schema's type and bounds: pydantic's message is several lines.
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise ToolError(f"k is {k!r}: pass a whole number of passages from 1 to {MAX_K}")
         result = await self._run(lambda: self._session.search(query, k=k))
         return {"query": query, "sources": [source_json(c) for c in result.candidates]}
 
@@ -127,12 +127,12 @@ def build_server(session: Raggity, config: Config) -> MCPServer[Any]:
     )
     async def search(
         query: Annotated[str, Field(description="Words or a question to look for.")],
-        # The bounds are in the schema for clients, and checked by tools.search for a one-line error.
+        # Type and bounds are in the schema for clients, and checked by tools.search for a one-line error.
         k: Annotated[
-            int,
+            Any,
             Field(
                 description=f"How many passages to return, 1 to {MAX_K}.",
-                json_schema_extra={"minimum": 1, "maximum": MAX_K},
+                json_schema_extra={"type": "integer", "minimum": 1, "maximum": MAX_K},
             ),
         ] = 5,
     ) -> dict[str, Any]:

@@ -129,6 +129,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(index: Index
     async def body(session: ClientSession) -> None:
         seen["empty"] = error_text(await session.call_tool("search", {"query": "  "}))
         seen["k0"] = error_text(await session.call_tool("search", {"query": "sourdough", "k": 0}))
+        seen["k_text"] = error_text(await session.call_tool("search", {"query": "sourdough", "k": "x"}))
         seen["no_question"] = error_text(await session.call_tool("ask", {"question": ""}))
         seen["after"] = payload(await session.call_tool("search", {"query": "sourdough starter", "k": 1}))
 
@@ -136,8 +137,9 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(index: Index
 
     assert "query is empty" in seen["empty"]
     # One line saying what to pass, not a validation report.
-    assert "k is 0: pass a number of passages from 1 to 50" in seen["k0"]
-    assert "\n" not in seen["k0"]
+    assert "k is 0: pass a whole number of passages from 1 to 50" in seen["k0"]
+    assert "k is 'x': pass a whole number" in seen["k_text"]
+    assert "\n" not in seen["k0"] + seen["k_text"]
     assert "question is empty" in seen["no_question"]
     assert seen["after"]["sources"][0]["path"] == str(index.docs["text"])
 
