@@ -12,6 +12,7 @@ from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
+from raggity.ingest.discover import valid_name
 from raggity.pipeline.ingest import IngestProgress, IngestReport
 
 # Another ingest (a `rag ingest` in a second terminal) holds the lock: wait for it rather than fail.
@@ -85,7 +86,7 @@ def watch_index(
     if missing:
         raise RaggityError(f"{missing[0]}: no such file or folder to watch", "pass an existing folder")
     for root in roots:
-        if not _utf8(str(root)):
+        if not valid_name(str(root)):
             raise RaggityError(
                 f"{root}: the name is not valid UTF-8, which the watcher cannot follow",
                 "rename it, or run `rag ingest` after changes instead",
@@ -131,14 +132,6 @@ def watch_index(
                 ) from None
             resumed = True
             stop.wait(RESTART_PAUSE_SECONDS)
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _ingest(

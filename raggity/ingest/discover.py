@@ -101,7 +101,7 @@ def discover(roots: Sequence[Path], config: IngestConfig, *, index_dir: Path | N
     index_real = os.path.realpath(index_dir) if index_dir is not None else None
     walks = []
     for root in roots:
-        if not _valid_name(str(root)):
+        if not valid_name(str(root)):
             found.skip(str(root), str(root), BAD_NAME)
             continue
         walk = _Walk(root, config, include, exclude, found, index_real)
@@ -119,7 +119,8 @@ def _shown(path: str) -> str:
     return os.fsencode(path).decode("utf-8", errors="backslashreplace")
 
 
-def _valid_name(name: str) -> bool:
+def valid_name(name: str) -> bool:
+    """Whether a path can be stored and watched: a name that is not UTF-8 decodes to surrogates."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -362,7 +363,7 @@ class _Walk:
                 self._check_and_take(source.path, source.real, source.st, source.via_link)
 
     def _check_and_take(self, path: str, real: str, st: os.stat_result | None, via_link: bool) -> None:
-        if not _valid_name(path):
+        if not valid_name(path):
             self.found.skip(real, path, BAD_NAME, via_link)
             return
         if via_link and not self._inside(real) and not self.config.follow_symlinks:
@@ -402,7 +403,7 @@ class _Walk:
             reason = HIDDEN
         elif not self.config.include_generated and vendored_folder(rel):
             reason = GENERATED
-        elif not _valid_name(path):
+        elif not valid_name(path):
             self.found.skip(real, path + "/", BAD_NAME)
             return True
         if reason is None:
