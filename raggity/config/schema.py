@@ -23,6 +23,11 @@ class Reach(Enum):
     NOT_A_FILE_NAME = "not a file name"  # a file name that is a path: has a `/`, or is `.` or `..`
 
 
+# Threads are created up front: 100,000 ONNX Runtime threads took 16 GB before the first query, and
+# as many llama.cpp threads aborted the process. More than this helps no machine raggity runs on.
+MAX_THREADS = 256
+
+
 def key(
     default: Any,
     help: str,
@@ -102,12 +107,15 @@ class EmbeddingConfig:
     batch_size: int = key(
         32, "Most chunks per ONNX call (a call also stops at 2,048 padded tokens).", lo=1, hi=1024
     )
-    threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0)
+    threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0, hi=MAX_THREADS)
 
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    candidates: int = key(30, "Hits taken from each of the dense and BM25 lists before fusion.", lo=1)
+    # Bounded: Tantivy reserves room for every hit asked for, and a billion aborted the process.
+    candidates: int = key(
+        30, "Hits taken from each of the dense and BM25 lists before fusion.", lo=1, hi=10_000
+    )
     top_k: int = key(5, "Chunks given to the model (and shown by `rag search`).", lo=1)
     hybrid: bool = key(True, "Fuse BM25 with dense search; false uses dense search alone.")
     rrf_k: int = key(60, "Reciprocal rank fusion constant k in 1/(k + rank).", lo=1)
@@ -148,7 +156,7 @@ class GenerationConfig:
     )
     temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
     context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512)
-    threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0)
+    threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0, hi=MAX_THREADS)
     seed: int = key(0, "Sampling seed, for repeatable answers.", lo=0)
     cache: bool = key(False, "Reuse answers for the same question over the same retrieved chunks.")
 

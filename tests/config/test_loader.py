@@ -239,6 +239,8 @@ def test_retrieval_errors_name_file_line_and_key(
     [
         # [embedding] also has `threads` (line 6): the line must be the one in [generation].
         ('threads = "four"', "[generation] threads", ["whole number"]),
+        # Created up front: 100,000 llama.cpp threads aborted the process.
+        ("threads = 100000", "[generation] threads", ["<= 256", "100000"]),
         ("temperature = 2.5", "[generation] temperature", ["<= 2"]),
         ("seed = true", "[generation] seed", ["whole number"]),
         ("cache = 0", "[generation] cache", ["true or false"]),
@@ -255,6 +257,24 @@ def test_generation_errors_point_at_generation_section(
     assert key in message
     for fragment in fragments:
         assert fragment in message
+
+
+@pytest.mark.parametrize(
+    ("section", "line", "bound"),
+    [
+        # Tantivy reserves room for every hit asked for: a billion aborted the process.
+        ("retrieval", "candidates = 1000000000", "<= 10000"),
+        # Created up front: 100,000 ONNX Runtime threads took 16 GB before the first query.
+        ("embedding", "threads = 100000", "<= 256"),
+    ],
+)
+def test_resource_keys_are_bounded(tmp_path: Path, section: str, line: str, bound: str) -> None:
+    path = _write(tmp_path / CONFIG_NAME, f"[{section}]\n{line}\n")
+
+    message = _config_error(path)
+
+    assert message.startswith(f"{path.resolve()}:2: [{section}] {line.partition(' ')[0]}")
+    assert bound in message
 
 
 def test_unknown_section_names_its_header_line(tmp_path: Path) -> None:
