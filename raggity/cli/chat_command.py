@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 HELP = """\
 /sources      the last answer's sources in full
 /reset        forget the conversation so far
-/save FILE    write the conversation, with its sources, to FILE as Markdown
+/save FILE    write the conversation, with its sources, to a new FILE as Markdown
 /help         this list
 Enter sends; Esc then Enter starts a new line; Up/Down recall earlier messages.
 Ctrl-C cancels the answer being written; Ctrl-D (on an empty line) leaves."""
@@ -69,21 +69,27 @@ def turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def json_lines(conversation: Conversation, lines: TextIO) -> None:
-    import json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import json_text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     for line in lines:
         if not line.strip():
             continue
         turn = conversation.turn(line)
-        sys.stdout.write(json.dumps(turn_json(turn), ensure_ascii=False) + "\n")
+        # One object per line, with control and bidi characters as \u escapes, as `rag ask --json`.
+        sys.stdout.write(json_text(turn_json(turn), indent=None) + "\n")
         sys.stdout.flush()
+
+
+def is_command(text: str) -> bool:
+    """A /command, typed or pasted with spaces before it: "  /reset" is not a question."""
+    return text.lstrip().startswith("/")
 
 
 def plain_lines(conversation: Conversation, lines: TextIO) -> None:
     """stdin or stdout is not a terminal (`rag chat < questions.txt`, `rag chat | tee log`): each line
     is a message or a /command, as typed in the line editor; each answer printed when complete."""
     for line in lines:
-        if line.startswith("/"):
+        if is_command(line):
             slash_command(conversation, line.strip())
         elif line.strip():
             show_turn(conversation.turn(line), streamed=False)
@@ -112,7 +118,7 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             return
         if not text.strip():
             continue
-        if text.startswith("/"):
+        if is_command(text):
             slash_command(conversation, text.strip())
             continue
         try:
@@ -174,7 +180,8 @@ def show_sources(conversation: Conversation) -> None:
     for n, c in enumerate(turns[-1].sources, start=1):
         out.print(
             Text(
-                visible(f"[{n}] {display_path(c.chunk.source)}:{c.chunk.location}  score {c.score:.3f}"),
+                # As every command cites it, so that it can be passed to `rag show`.
+                visible(f"[{n}] {c.chunk.location.cite(display_path(c.chunk.source))}  score {c.score:.3f}"),
                 style="bold",
             )
         )
@@ -190,7 +197,13 @@ def save(conversation: Conversation, target: str) -> None:
         return
     path = Path(target).expanduser()
     try:
-        path.write_text(transcript_markdown(conversation.turns), encoding="utf-8")
+        # A new file only ("x" also refuses a symlink, even a dangling one): `/save notes.md` must not
+        # replace the user's notes, or write through a link to a file elsewhere.
+        with path.open("x", encoding="utf-8") as file:
+            file.write(transcript_markdown(conversation.turns))
+    except FileExistsError:
+        err.print(Text(visible(f"{path} already exists; /save to a new file name")))
+        return
     except OSError as exc:
         err.print(Text(visible(f"could not write {path}: {exc.strerror or exc}")))
         return

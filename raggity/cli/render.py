@@ -124,8 +124,8 @@ def _json_escape(char: str) -> str:
     return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
 
 
-def json_text(data: Any) -> str:
-    dumped = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    dumped = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
     return _NOT_PLAIN.sub(lambda match: _json_escape(match.group()), dumped)
 
 

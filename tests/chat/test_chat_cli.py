@@ -13,7 +13,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from raggity.api import Conversation
-from raggity.cli.chat_command import interactive, plain_lines, printable
+from raggity.cli.chat_command import interactive, json_lines, plain_lines, printable
+from raggity.cli.render import display_path
 from tests.chat.conftest import Index
 from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
 from tests.support import RAG, Messages, ScriptedGenerator, write_config
@@ -57,6 +58,57 @@ def test_rag_chat_json_without_an_index_still_answers_and_says_why(tmp_path: Pat
     assert "no index yet" in turn["retrieval_error"]
     assert turn["citations"] == []
     assert not (tmp_path / "none").exists()
+
+
+def test_rag_chat_json_writes_control_and_bidi_characters_as_escapes(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = chat(index, ScriptedGenerator(scripted_chat))
+    message = "How do I install frobnicator \u202e\u009b\x7f on Linux?"
+    json_lines(conversation, io.StringIO(message + "\n"))
+    written = capsys.readouterr().out
+
+    assert written.count("\n") == 1  # one object per line
+    assert all(escape in written for escape in ("\\u202e", "\\u009b", "\\u007f"))
+    assert not any(char in written for char in "\u202e\u009b\x7f")
+    assert json.loads(written)["message"] == message + "\n"
+
+
+def test_piped_chat_cites_sources_as_rag_show_reads_them_and_takes_indented_commands(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    generator = ScriptedGenerator(scripted_chat)
+    conversation = chat(index, generator)
+    plain_lines(conversation, io.StringIO("How often must API tokens be rotated?\n/sources\n  /reset\n"))
+    shown = capsys.readouterr()
+
+    # A page with no ids is cited by its name alone, as `rag ask` and `rag search` cite it.
+    html = display_path(str(index.docs["html"]))
+    assert f"] {html}  score " in shown.out
+    assert f"{html}:" not in shown.out
+    assert conversation.turns == ()
+    assert all("/reset" not in m["content"] for c in generator.calls for m in c)
+
+
+def test_save_never_replaces_a_file_or_writes_through_a_link(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = chat(index, ScriptedGenerator(scripted_chat))
+    notes = tmp_path / "notes.md"
+    notes.write_text("precious\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("also precious\n", encoding="utf-8")
+    (tmp_path / "link.md").symlink_to(elsewhere)
+    (tmp_path / "dangling.md").symlink_to(tmp_path / "missing.txt")
+    lines = "".join(f"/save {tmp_path / name}\n" for name in ("notes.md", "link.md", "dangling.md"))
+    plain_lines(conversation, io.StringIO(lines))
+    shown = capsys.readouterr()
+
+    assert notes.read_text(encoding="utf-8") == "precious\n"
+    assert elsewhere.read_text(encoding="utf-8") == "also precious\n"
+    assert not (tmp_path / "missing.txt").exists()
+    assert shown.err.count("already exists; /save to a new file name") == 3
+    assert "saved" not in shown.out
 
 
 def run_interactive(conversation: Conversation, keys: str) -> None:
