@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 from rich.text import Text
 
+from raggity.cli.errors import report
 from raggity.cli.shared import ConfigOption, err, out
 from raggity.cli.shared import session as _session
 from raggity.cli.visible import visible
@@ -74,7 +75,9 @@ def json_lines(conversation: Conversation, lines: TextIO) -> None:
     for line in lines:
         if not line.strip():
             continue
-        turn = conversation.turn(line)
+        turn = _turn(conversation, line)
+        if turn is None:
+            continue
         # One object per line, with control and bidi characters as \u escapes, as `rag ask --json`.
         sys.stdout.write(json_text(turn_json(turn), indent=None) + "\n")
         sys.stdout.flush()
@@ -91,8 +94,8 @@ def plain_lines(conversation: Conversation, lines: TextIO) -> None:
     for line in lines:
         if is_command(line):
             slash_command(conversation, line.strip())
-        elif line.strip():
-            show_turn(conversation.turn(line), streamed=False)
+        elif line.strip() and (turn := _turn(conversation, line)) is not None:
+            show_turn(turn, streamed=False)
 
 
 def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal_out: Any = None) -> None:
@@ -122,12 +125,25 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             slash_command(conversation, text.strip())
             continue
         try:
-            turn = conversation.turn(text, on_token=stream_piece)
+            turn = _turn(conversation, text, on_token=stream_piece)
         except KeyboardInterrupt:
             sys.stdout.write("\n")
             err.print("(answer cancelled; it is not part of the conversation)")
             continue
-        show_turn(turn, streamed=True)
+        if turn is not None:
+            show_turn(turn, streamed=True)
+
+
+def _turn(conversation: Conversation, text: str, on_token: Any = None) -> Turn | None:
+    """The answer to one message, or None after saying on stderr why there is none (a message too
+    long for the model): one bad message does not end the chat."""
+    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    try:
+        return conversation.turn(text, on_token=on_token)
+    except RaggityError as exc:
+        report(exc)
+        return None
 
 
 def stream_piece(piece: str) -> None:

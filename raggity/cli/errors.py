@@ -31,6 +31,14 @@ def debug_enabled(ctx: Any) -> bool:
     )
 
 
+def report(exc: RaggityError) -> None:
+    """The error line and its fix on stderr. Messages quote paths and values from files: shown as
+    data, on one line each."""
+    typer.secho(f"error: {visible(exc.message)}", fg="red", err=True)
+    if exc.hint:
+        typer.echo(f"  fix: {visible(exc.hint)}", err=True)
+
+
 class GuardedGroup(TyperGroup):
     # The context type is typer's vendored click Context, which is private; Any keeps the override sound.
     def invoke(self, ctx: Any) -> Any:
@@ -39,10 +47,7 @@ class GuardedGroup(TyperGroup):
         except RaggityError as exc:
             if debug_enabled(ctx):
                 raise
-            # Messages quote paths and values from files: shown as data, on one line each.
-            typer.secho(f"error: {visible(exc.message)}", fg="red", err=True)
-            if exc.hint:
-                typer.echo(f"  fix: {visible(exc.hint)}", err=True)
+            report(exc)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("interrupted; the index keeps everything committed so far", err=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
+from raggity.core.errors import RaggityError
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
 from raggity.pipeline.answer_cache import AnswerCache
@@ -43,6 +44,8 @@ from raggity.store.vector_table import VectorTableReader
 
 # Tokens kept free for the chat template and the system prompt around the sources.
 _PROMPT_OVERHEAD = 320
+# The least source text a prompt may carry: [generation] source_tokens cannot be set lower either.
+_MIN_SOURCE_TOKENS = 64
 
 # Shown instead of an answer when the model judged that the sources do not answer the question.
 REFUSAL_MESSAGE = "The sources found do not answer this question."
@@ -187,6 +190,21 @@ def focus_stage(question: str, chunks: Sequence[Chunk]) -> Staged[list[Chunk]]:
     return Staged(focused, len(focused), {"chars": {"before": before, "after": after}})
 
 
+def room_for_sources(question: str, model: TextGenerator, max_tokens: int) -> int:
+    """Prompt tokens left for sources beside `question`, the instructions and an answer of
+    `max_tokens`. A question that leaves too few is refused here, not by llama.cpp: a pasted log as
+    the question ended in an internal error."""
+    beside = model.context_size - max_tokens - _PROMPT_OVERHEAD
+    question_tokens = model.count_tokens(question)
+    if beside - question_tokens < _MIN_SOURCE_TOKENS:
+        raise RaggityError(
+            f"the question is too long for the model: {question_tokens} tokens, where its context of "
+            f"{model.context_size} leaves {beside} for the question and its sources",
+            "ask a shorter question, or raise [generation] context_size",
+        )
+    return beside - question_tokens
+
+
 def build_prompt(
     question: str,
     chunks: Sequence[Chunk],
@@ -197,8 +215,7 @@ def build_prompt(
     """Numbered sources, best first, while they fit the source budget: focused text, cited as the
     chunk it came from. Every prompt token delays the first answer token (about 6 ms each for the
     1.5B model on 2 cores), and past the first few focused sources a small model gains little."""
-    room = model.context_size - settings.max_tokens - _PROMPT_OVERHEAD - model.count_tokens(question)
-    budget = min(room, settings.source_tokens)
+    budget = min(room_for_sources(question, model, settings.max_tokens), settings.source_tokens)
     originals = {c.id: c for c in chunks}
     sources = [
         PromptSource(n, originals[chunk.id], chunk.text)

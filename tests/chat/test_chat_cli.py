@@ -90,6 +90,26 @@ def test_piped_chat_cites_sources_as_rag_show_reads_them_and_takes_indented_comm
     assert all("/reset" not in m["content"] for c in generator.calls for m in c)
 
 
+def test_a_message_too_long_for_the_model_is_an_error_and_the_chat_goes_on(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    generator = ScriptedGenerator(scripted_chat)
+    conversation = chat(index, generator)
+    pasted = " ".join(["ERROR connection refused"] * 1500)  # 4,500 words: the double's tokens
+    plain_lines(conversation, io.StringIO(f"How do I install frobnicator on Linux?\n{pasted}\n"))
+    json_lines(conversation, io.StringIO(f"{pasted}\nAnd on macOS?\n"))
+    shown = capsys.readouterr()
+
+    assert shown.err.count("error: the question is too long for the model: 4500 tokens") == 2
+    assert "fix: ask a shorter question" in shown.err
+    assert [t.text for t in conversation.turns] == [
+        "How do I install frobnicator on Linux?\n",
+        "And on macOS?\n",
+    ]
+    assert all(pasted not in m["content"] for c in generator.calls for m in c)
+    assert "Run brew install frobnicator" in shown.out
+
+
 def test_save_never_replaces_a_file_or_writes_through_a_link(
     index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

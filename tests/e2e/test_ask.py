@@ -13,6 +13,7 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.cli.render import answer_json
 from raggity.config.loader import load_config
+from raggity.core.errors import RaggityError
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
 from raggity.pipeline.answerability import CALIBRATED, Thresholds
 from raggity.pipeline.ask import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
@@ -414,6 +415,16 @@ def test_source_tokens_bounds_the_sources_in_the_prompt(corpus: Corpus) -> None:
     assert 1 <= len(bounded) < len(full)
     assert bounded[0] == full[0]  # the best source is kept first
     assert sum(len(b.text.split()) for b in bounded) <= 64
+
+
+def test_a_question_too_long_for_the_context_is_a_clear_error(corpus: Corpus) -> None:
+    # The scripted generator counts words as tokens: this question alone fills its 4,096.
+    question = " ".join(["How much disk space does frobnicator need on Linux?"] * 500)
+
+    with pytest.raises(RaggityError, match=r"question is too long for the model: 4500 tokens") as raised:
+        corpus.fresh("base").ask(question)  # the default generator fails the test if it is called
+
+    assert "[generation] context_size" in raised.value.hint
 
 
 def test_an_unlikely_refusal_lets_the_model_answer(corpus: Corpus) -> None:
