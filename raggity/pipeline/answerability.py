@@ -66,11 +66,12 @@ class Verdict:
 
 
 def coverage(question: str, source_texts: Sequence[str]) -> float:
-    """Largest share of the question's content words that one source contains (1.0 for a question
-    with none, such as "why?": nothing to check against)."""
+    """Largest share of the question's content words that one source contains. A question with none
+    ("why?", or only escape sequences) has nothing the sources could answer: 0. At 1.0, a question
+    of escape sequences alone once reached the model and got a confident, verified answer."""
     words = content_words(question)
     if not words:
-        return 1.0
+        return 0.0
     return max((len(words & content_words(text)) / len(words) for text in source_texts), default=0.0)
 
 
