@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from raggity.api.status import model_statuses, rebuild_notice
 from raggity.config.schema import Config
-from raggity.core.errors import RaggityError
+from raggity.core.errors import IndexLocationError, RaggityError
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
@@ -55,6 +55,10 @@ def run_checks(config: Config) -> list[Check]:
 
 def _index_checks(config: Config) -> list[Check]:
     layout = IndexLayout(config.index_dir)
+    try:
+        layout.refuse_a_file()
+    except IndexLocationError as exc:
+        return [Check("index", False, exc.message, exc.hint)]
     if not layout.exists():
         return [Check("index", False, f"no index at {layout.root}", "run `rag ingest PATH`")]
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from raggity.config.schema import Config
-from raggity.core.errors import IndexStateError, RaggityError
+from raggity.core.errors import RaggityError
 from raggity.core.types import Chunk, Location
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -32,8 +32,7 @@ class UnknownReferenceError(RaggityError):
 
 def show(layout: IndexLayout, reference: str) -> list[Chunk]:
     """The chunks `reference` points at, in file order; raises UnknownReferenceError when there are none."""
-    if not layout.exists():
-        raise IndexStateError(f"{layout.root}: no index yet", "run `rag ingest PATH` first")
+    layout.require()
     manifest = load_manifest(layout.manifest)
     live = manifest.live_ids()
     table = VectorTableReader(layout.table)

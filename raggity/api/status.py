@@ -94,6 +94,7 @@ def rebuild_notice(layout: IndexLayout) -> str:
 
 def index_status(config: Config) -> IndexStatus:
     layout = IndexLayout(config.index_dir)
+    layout.refuse_a_file()
     manifest = load_manifest(layout.manifest)
     return IndexStatus(
         index_dir=layout.root,

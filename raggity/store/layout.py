@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from raggity.core.errors import IndexStateError
+from raggity.core.errors import IndexLocationError, IndexStateError
 
 MARKER_NAME = ".raggity-index"
 
@@ -50,8 +50,17 @@ class IndexLayout:
     def exists(self) -> bool:
         return self.manifest.is_file()
 
+    def refuse_a_file(self) -> None:
+        """The one error for an `[index] path` that is a file: reading its entries would fail with
+        "Not a directory", and "no index yet" would send the user to `rag ingest`, which refuses it."""
+        if self.root.exists() and not self.root.is_dir():
+            raise IndexLocationError(
+                f"{self.root}: the index path is a file, not a folder", "set [index] path to a folder"
+            )
+
     def require(self) -> IndexLayout:
         """This layout, or the one "no index yet" error every reading command gives (exit 4)."""
+        self.refuse_a_file()
         if not self.exists():
             raise IndexStateError(f"{self.root}: no index yet", "run `rag ingest PATH` first")
         return self

@@ -28,10 +28,7 @@ def claim_index_folder(layout: IndexLayout) -> None:
     root = layout.root
     try:
         fail_point("index:claim")
-        if root.exists() and not root.is_dir():
-            raise IndexLocationError(
-                f"{root}: the index path is a file, not a folder", "set [index] path to a folder"
-            )
+        layout.refuse_a_file()
         if layout.marker.is_file():
             _check_marker(layout)
             return

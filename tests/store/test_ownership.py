@@ -66,15 +66,31 @@ def test_a_new_folder_is_marked_and_an_old_index_is_adopted(tmp_path: Path) -> N
     assert "1 added" in done.stdout
 
 
-def test_an_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [("ingest", "docs"), ("status",), ("search", "lighthouse"), ("ask", "lighthouse?"), ("show", "a.md")],
+)
+def test_an_index_path_that_is_a_file_is_refused(tmp_path: Path, command: tuple[str, ...]) -> None:
+    # Reading commands too: `rag status` ended in "internal error: NotADirectoryError", and the
+    # others said "no index yet", sending the user to an ingest that refuses the path.
     not_a_folder = tmp_path / "index.txt"
     not_a_folder.write_text("a file", encoding="utf-8")
     write_config(tmp_path, index={"path": str(not_a_folder)})
     write_corpus(tmp_path / "docs")
-    done = rag("ingest", "docs", cwd=tmp_path)
+    done = rag(*command, cwd=tmp_path)
     assert done.returncode == 8, done.stderr
     assert f"{not_a_folder}: the index path is a file, not a folder" in assert_clean_error(done.stderr)
     assert not_a_folder.read_text(encoding="utf-8") == "a file"
+
+
+def test_doctor_says_the_index_path_is_a_file(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "index.txt"
+    not_a_folder.write_text("a file", encoding="utf-8")
+    write_config(tmp_path, index={"path": str(not_a_folder)})
+    done = rag("doctor", cwd=tmp_path)
+    assert done.returncode == 1
+    assert f"FAIL index: {not_a_folder}: the index path is a file, not a folder" in done.stdout
+    assert "rag ingest" not in done.stdout
 
 
 def test_the_root_folder_is_never_claimed() -> None:
