@@ -14,6 +14,7 @@ from raggity.core.protocols import Embedder, Scorer, Tokenizer, Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Answer, Candidate, Query, StageTrace
 from raggity.ingest.chunker import ChunkingSettings
+from raggity.models.registry import check_generator_name
 from raggity.pipeline.answer_cache import AnswerCache
 from raggity.pipeline.answerability import thresholds_for
 from raggity.pipeline.ask import AskSettings, answer_from_candidates, select_candidates
@@ -52,7 +53,9 @@ class SearchResult:
 
 def with_generation_model(config: Config, model: str) -> Config:
     """The config with another generation model by name (`rag ask --model`, `rag eval --model`); a
-    configured model_path would override the name, so it is cleared."""
+    configured model_path would override the name, so it is cleared. An unknown name is an error here,
+    before any retrieval: a question that abstains never loads the model, and exited 0 with a typo."""
+    check_generator_name(model)
     return replace(config, generation=replace(config.generation, model=model, model_path=""))
 
 

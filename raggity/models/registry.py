@@ -105,12 +105,25 @@ def resolve_generator(
         pulled = sorted(verified_pull(folder).glob("*.gguf")) if folder.is_dir() else []
         if pulled:
             return GeneratorFile(pulled[0], identity=f"{cfg.model}:{hash_cache().digest(pulled[0])[:16]}")
-        raise ModelError(
-            f"generation model {cfg.model!r} is neither packaged nor pulled",
-            f"use one of {', '.join(GENERATORS)}, `rag models pull URL`, or set [generation] model_path",
-        )
+        raise _unknown_generator(cfg.model)
     return GeneratorFile(
         assemble_packaged_gguf(packaged, progress), identity=f"{cfg.model}:{packaged.sha256[:16]}"
+    )
+
+
+def check_generator_name(name: str) -> None:
+    """Raises the unknown-model error for a name that is neither packaged nor pulled, without loading
+    or verifying anything: `rag ask --model typo` must fail even when retrieval abstains before the
+    model is needed."""
+    folder = models_home() / name
+    if name not in GENERATORS and not (folder.is_dir() and any(folder.glob("*.gguf"))):
+        raise _unknown_generator(name)
+
+
+def _unknown_generator(name: str) -> ModelError:
+    return ModelError(
+        f"generation model {name!r} is neither packaged nor pulled",
+        f"use one of {', '.join(GENERATORS)}, `rag models pull URL`, or set [generation] model_path",
     )
 
 

@@ -112,3 +112,10 @@ def test_ask_model_switches_the_generator_without_editing_the_config(project: Pr
     assert unknown.returncode == 3, unknown.stderr
     assert "no-such-model" in assert_clean_error(unknown.stderr)
     assert rag(*args, cwd=project.root).returncode == 0  # without the flag, the config's model answers
+
+
+def test_an_unknown_model_is_an_error_even_when_the_question_abstains(project: Project) -> None:
+    # Abstaining never loads the model, so the name was never checked and a typo exited 0.
+    done = rag("ask", "--config", str(project.config), "--model", "no-such-model", "?!?!", cwd=project.root)
+    assert done.returncode == 3, done.stdout
+    assert "no-such-model" in assert_clean_error(done.stderr)
