@@ -155,7 +155,9 @@ class GenerationConfig:
         400, "Most prompt tokens of source text, best sources first (fewer: the answer starts sooner).", lo=64
     )
     temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
-    context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512)
+    # Bounded: llama.cpp takes memory in proportion before it finds a context too large, 20 GB in
+    # 40 s for a billion tokens. 131,072 is the longest the packaged models can be stretched to.
+    context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512, hi=131_072)
     threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0, hi=MAX_THREADS)
     seed: int = key(0, "Sampling seed, for repeatable answers.", lo=0)
     cache: bool = key(False, "Reuse answers for the same question over the same retrieved chunks.")

@@ -35,9 +35,14 @@ class LlamaGenerator:
                     verbose=False,
                 )
         except (ValueError, RuntimeError) as exc:
-            raise ModelError(
-                f"{gguf}: cannot load GGUF model: {exc}", "check [generation] model_path"
-            ) from exc
+            # llama.cpp loads the weights, then allocates the context: a context_size too large for
+            # memory fails the second step, which is no fault of the file.
+            fix = (
+                f"lower [generation] context_size ({context_size} tokens could not be set up)"
+                if "llama_context" in str(exc)
+                else "check [generation] model and model_path"
+            )
+            raise ModelError(f"{gguf}: cannot load GGUF model: {exc}", fix) from exc
         self._identity = identity
         self._context_size = context_size
 

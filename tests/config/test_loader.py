@@ -241,6 +241,8 @@ def test_retrieval_errors_name_file_line_and_key(
         ('threads = "four"', "[generation] threads", ["whole number"]),
         # Created up front: 100,000 llama.cpp threads aborted the process.
         ("threads = 100000", "[generation] threads", ["<= 256", "100000"]),
+        # llama.cpp took 20 GB before it found a billion tokens too many.
+        ("context_size = 1000000000", "[generation] context_size", ["<= 131072"]),
         ("temperature = 2.5", "[generation] temperature", ["<= 2"]),
         ("seed = true", "[generation] seed", ["whole number"]),
         ("cache = 0", "[generation] cache", ["true or false"]),
