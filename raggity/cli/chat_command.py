@@ -70,16 +70,20 @@ def turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def json_lines(conversation: Conversation, lines: TextIO) -> None:
+    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import json_text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     for line in lines:
         if not line.strip():
             continue
-        turn = _turn(conversation, line)
-        if turn is None:
-            continue
+        try:
+            data = turn_json(conversation.turn(line))
+        except RaggityError as exc:
+            # Still one object for the message, so that a script can pair its lines with the output.
+            report(exc)
+            data = {"message": line, "error": exc.message}
         # One object per line, with control and bidi characters as \u escapes, as `rag ask --json`.
-        sys.stdout.write(json_text(turn_json(turn), indent=None) + "\n")
+        sys.stdout.write(json_text(data, indent=None) + "\n")
         sys.stdout.flush()
 
 

@@ -101,6 +101,11 @@ def test_a_message_too_long_for_the_model_is_an_error_and_the_chat_goes_on(
     shown = capsys.readouterr()
 
     assert shown.err.count("error: the question is too long for the model: 4500 tokens") == 2
+    # --json still writes one object per message: the long one's says why it has no answer.
+    refused, answered = [json.loads(line) for line in shown.out.splitlines() if line.startswith("{")]
+    assert refused == {"message": pasted + "\n", "error": refused["error"]}
+    assert refused["error"].startswith("the question is too long for the model")
+    assert answered["message"] == "And on macOS?\n"
     assert "fix: ask a shorter question" in shown.err
     assert [t.text for t in conversation.turns] == [
         "How do I install frobnicator on Linux?\n",
