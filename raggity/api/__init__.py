@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from raggity.config.schema import Config
     from raggity.core.errors import (
         ConfigError,
+        ContextOverflowError,
         DatasetError,
         DownloadError,
         IndexBusyError,
@@ -42,6 +43,7 @@ _EXPORTS = {
     "load_config": "raggity.config.loader",
     "Config": "raggity.config.schema",
     "RaggityError": "raggity.core.errors",
+    "ContextOverflowError": "raggity.core.errors",
     "ConfigError": "raggity.core.errors",
     "ModelError": "raggity.core.errors",
     "IndexStateError": "raggity.core.errors",
@@ -76,6 +78,7 @@ __all__ = [
     "Citation",
     "Config",
     "ConfigError",
+    "ContextOverflowError",
     "Conversation",
     "DatasetError",
     "DownloadError",

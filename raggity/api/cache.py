@@ -9,7 +9,9 @@ from raggity.store.ownership import claim_index_folder
 
 
 def _store(config: Config) -> CacheStore:
-    return CacheStore(IndexLayout(config.index_dir).cache)
+    layout = IndexLayout(config.index_dir)
+    layout.refuse_a_file()
+    return CacheStore(layout.cache)
 
 
 def cache_stats(config: Config) -> CacheStats:

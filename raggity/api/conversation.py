@@ -11,7 +11,7 @@ from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
 from raggity.core.trace import Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
-from raggity.pipeline.ask import AskSettings, room_for_sources, select_candidates
+from raggity.pipeline.ask import AskSettings, select_candidates
 from raggity.pipeline.prompt import neutralise
 
 # Of the context left after the answer and the prompt's own overhead, history may use this share;
@@ -86,8 +86,6 @@ class Conversation:
         trace = TraceRecorder()
         history = [Exchange(t.text, t.answer.text) for t in self._turns]
         question = text.strip()
-        # Before the rewrite and the answer, each of which would overflow the model's context.
-        room_for_sources(question, self._session.generator, self._session.config.generation.max_tokens)
         if history:
             question = trace.run("rewrite", 1, lambda: self._rewrite(question, history))
             history = trace.run("history", len(history), lambda: self._bounded(history))

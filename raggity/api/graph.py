@@ -62,6 +62,7 @@ def _load(layout: IndexLayout) -> Graph:
 
 def graph_stats(config: Config, *, top: int = 10) -> GraphStats:
     layout = IndexLayout(config.index_dir)
+    layout.refuse_a_file()
     path = layout.graph
     graph = load_graph(path)
     live = set(live_chunk_ids(layout)) if layout.exists() else set()
@@ -105,6 +106,7 @@ class EntityView:
 
 def show_entity(config: Config, name: str, *, limit: int = 20) -> EntityView:
     layout = IndexLayout(config.index_dir)
+    layout.refuse_a_file()
     graph = _load(layout)
     key = normalise_entity_name(name)
     node = graph.nodes.get(key)

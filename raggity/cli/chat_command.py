@@ -70,7 +70,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
 
 
 def json_lines(conversation: Conversation, lines: TextIO) -> None:
-    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import ContextOverflowError  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import json_text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     for line in lines:
@@ -78,7 +78,7 @@ def json_lines(conversation: Conversation, lines: TextIO) -> None:
             continue
         try:
             data = turn_json(conversation.turn(line))
-        except RaggityError as exc:
+        except ContextOverflowError as exc:
             # Still one object for the message, so that a script can pair its lines with the output.
             report(exc)
             data = {"message": line, "error": exc.message}
@@ -139,13 +139,13 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
 
 
 def _turn(conversation: Conversation, text: str, on_token: Any = None) -> Turn | None:
-    """The answer to one message, or None after saying on stderr why there is none (a message too
-    long for the model): one bad message does not end the chat."""
-    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    """The answer to one message, or None after saying on stderr why there is none: a message too
+    long for the model does not end the chat (any other error does, with its exit code)."""
+    from raggity.api import ContextOverflowError  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     try:
         return conversation.turn(text, on_token=on_token)
-    except RaggityError as exc:
+    except ContextOverflowError as exc:
         report(exc)
         return None
 

@@ -57,6 +57,10 @@ class IngestIncompleteError(RaggityError):
     exit_code = 6
 
 
+class ContextOverflowError(RaggityError):
+    """A question (with its prompt or conversation) longer than the model's context can hold."""
+
+
 class DownloadError(RaggityError):
     """A model download failed or its checksum did not match."""
 

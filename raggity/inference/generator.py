@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from raggity.core.errors import ModelError
+from raggity.core.errors import ContextOverflowError, ModelError
 from raggity.inference.greedy_grammar import GreedyGrammar
 
 # Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
@@ -77,18 +77,19 @@ class LlamaGenerator:
             # Grammar-constrained decoding: even a tiny model cannot emit unparseable JSON.
             extra["response_format"] = {"type": "json_object", "schema": json_schema}
         try:
-            parts = self._llm.create_chat_completion(
-                messages=list(messages),
-                max_tokens=max_tokens,
-                temperature=temperature,
-                repeat_penalty=1.0 if guide is not None else _REPEAT_PENALTY,
-                stream=True,
-                **extra,
-            )
-            for part in parts:
-                delta = part["choices"][0]["delta"].get("content")
-                if delta:
-                    yield delta
+            with _overflow_as_error():
+                parts = self._llm.create_chat_completion(
+                    messages=list(messages),
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    repeat_penalty=1.0 if guide is not None else _REPEAT_PENALTY,
+                    stream=True,
+                    **extra,
+                )
+                for part in parts:
+                    delta = part["choices"][0]["delta"].get("content")
+                    if delta:
+                        yield delta
         finally:
             if guide is not None:
                 guide.close()
@@ -106,13 +107,14 @@ class LlamaGenerator:
         if not tokens:
             return 1.0
         forced = _ForcedTokens(tokens)
-        self._llm.create_chat_completion(
-            messages=list(messages),
-            max_tokens=len(tokens),
-            temperature=0.0,
-            repeat_penalty=1.0,
-            logits_processor=LogitsProcessorList([forced]),
-        )
+        with _overflow_as_error():
+            self._llm.create_chat_completion(
+                messages=list(messages),
+                max_tokens=len(tokens),
+                temperature=0.0,
+                repeat_penalty=1.0,
+                logits_processor=LogitsProcessorList([forced]),
+            )
         return math.exp(forced.log_probability)
 
 
@@ -137,6 +139,22 @@ class _ForcedTokens:
         chosen = np.full_like(scores, -np.inf)
         chosen[token] = scores[token]
         return chosen
+
+
+@contextlib.contextmanager
+def _overflow_as_error() -> Iterator[None]:
+    """llama.cpp's refusal of a prompt longer than the context, as a one-line error. The answer
+    prompt is checked before it is built; this catches the others (a query transform, a chat
+    rewrite with its history), which ended in an internal error."""
+    try:
+        yield
+    except ValueError as exc:
+        if "exceed context window" not in str(exc):
+            raise
+        raise ContextOverflowError(
+            f"the question is too long for the model ({exc})",
+            "ask a shorter question, or raise [generation] context_size",
+        ) from exc
 
 
 @cache

@@ -11,12 +11,19 @@ answer prompt offers no refusal. Thresholds come from bench/calibrate_answerabil
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from raggity.pipeline.citations import content_words
 from raggity.pipeline.prompt import REFUSAL_OPENING
+
+# Terminal escape sequences (CSI such as ESC [ 2 J, OSC such as ESC ] 0 ; title BEL) and other control
+# characters: their letters ("J") are not words of a question.
+_TERMINAL_CODES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x1f\x7f-\x9f]"
+)
 
 Reason = Literal["", "coverage", "model"]
 
@@ -66,12 +73,13 @@ class Verdict:
 
 
 def coverage(question: str, source_texts: Sequence[str]) -> float:
-    """Largest share of the question's content words that one source contains. A question with none
-    ("why?", or only escape sequences) has nothing the sources could answer: 0. At 1.0, a question
-    of escape sequences alone once reached the model and got a confident, verified answer."""
+    """Largest share of the question's content words that one source contains. A question with no
+    English content word ("why?", "What is C?", one in Russian) cannot be measured: 1.0, the model
+    judges it. One with no letter at all (punctuation, or escape sequences alone, which once got a
+    confident answer marked verified) asks nothing: 0."""
     words = content_words(question)
     if not words:
-        return 0.0
+        return 1.0 if any(ch.isalpha() for ch in _TERMINAL_CODES.sub("", question)) else 0.0
     return max((len(words & content_words(text)) / len(words) for text in source_texts), default=0.0)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
-from raggity.core.errors import RaggityError
+from raggity.core.errors import ConfigError, ContextOverflowError
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
 from raggity.pipeline.answer_cache import AnswerCache
@@ -195,9 +195,15 @@ def room_for_sources(question: str, model: TextGenerator, max_tokens: int) -> in
     `max_tokens`. A question that leaves too few is refused here, not by llama.cpp: a pasted log as
     the question ended in an internal error."""
     beside = model.context_size - max_tokens - _PROMPT_OVERHEAD
+    if beside < _MIN_SOURCE_TOKENS:
+        raise ConfigError(
+            f"[generation] max_tokens ({max_tokens}) leaves no room for the prompt in a context of "
+            f"{model.context_size} tokens",
+            f"keep max_tokens at most context_size - {_PROMPT_OVERHEAD + _MIN_SOURCE_TOKENS}",
+        )
     question_tokens = model.count_tokens(question)
     if beside - question_tokens < _MIN_SOURCE_TOKENS:
-        raise RaggityError(
+        raise ContextOverflowError(
             f"the question is too long for the model: {question_tokens} tokens, where its context of "
             f"{model.context_size} leaves {beside} for the question and its sources",
             "ask a shorter question, or raise [generation] context_size",

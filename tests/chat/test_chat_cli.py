@@ -12,7 +12,7 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from raggity.api import Conversation
+from raggity.api import ContextOverflowError, Conversation
 from raggity.cli.chat_command import interactive, json_lines, plain_lines, printable
 from raggity.cli.render import display_path
 from tests.chat.conftest import Index
@@ -93,26 +93,31 @@ def test_piped_chat_cites_sources_as_rag_show_reads_them_and_takes_indented_comm
 def test_a_message_too_long_for_the_model_is_an_error_and_the_chat_goes_on(
     index: Index, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    generator = ScriptedGenerator(scripted_chat)
-    conversation = chat(index, generator)
+    def script(messages: Messages) -> str:
+        # As LlamaGenerator does when a prompt exceeds its context (tests/inference/test_continuation.py).
+        if sum(len(m["content"].split()) for m in messages) > ScriptedGenerator.context_size:
+            raise ContextOverflowError("the question is too long for the model (4,500 words)", "shorter")
+        return scripted_chat(messages)
+
+    conversation = chat(index, ScriptedGenerator(script))
     pasted = " ".join(["ERROR connection refused"] * 1500)  # 4,500 words: the double's tokens
     plain_lines(conversation, io.StringIO(f"How do I install frobnicator on Linux?\n{pasted}\n"))
     json_lines(conversation, io.StringIO(f"{pasted}\nAnd on macOS?\n"))
     shown = capsys.readouterr()
 
-    assert shown.err.count("error: the question is too long for the model: 4500 tokens") == 2
+    assert shown.err.count("error: the question is too long for the model") == 2
     # --json still writes one object per message: the long one's says why it has no answer.
     refused, answered = [json.loads(line) for line in shown.out.splitlines() if line.startswith("{")]
-    assert refused == {"message": pasted + "\n", "error": refused["error"]}
-    assert refused["error"].startswith("the question is too long for the model")
+    assert refused == {
+        "message": pasted + "\n",
+        "error": "the question is too long for the model (4,500 words)",
+    }
     assert answered["message"] == "And on macOS?\n"
-    assert "fix: ask a shorter question" in shown.err
+    assert "Run brew install frobnicator" in answered["answer"]
     assert [t.text for t in conversation.turns] == [
         "How do I install frobnicator on Linux?\n",
         "And on macOS?\n",
     ]
-    assert all(pasted not in m["content"] for c in generator.calls for m in c)
-    assert "Run brew install frobnicator" in shown.out
 
 
 def test_save_never_replaces_a_file_or_writes_through_a_link(

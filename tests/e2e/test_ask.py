@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.cli.render import answer_json
 from raggity.config.loader import load_config
-from raggity.core.errors import RaggityError
+from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
 from raggity.pipeline.answerability import CALIBRATED, Thresholds
 from raggity.pipeline.ask import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
@@ -425,6 +425,18 @@ def test_a_question_too_long_for_the_context_is_a_clear_error(corpus: Corpus) ->
         corpus.fresh("base").ask(question)  # the default generator fails the test if it is called
 
     assert "[generation] context_size" in raised.value.hint
+
+
+def test_max_tokens_that_fill_the_context_name_max_tokens(corpus: Corpus) -> None:
+    # Every question failed as "too long" with "ask a shorter question", though the key was at fault.
+    config = load_config(corpus.configs["base"])
+    config = replace(config, generation=replace(config.generation, max_tokens=4000))
+    session = Raggity(
+        config, embedder=corpus.session.embedder, generator=ScriptedGenerator(must_not_generate)
+    )
+
+    with pytest.raises(ConfigError, match=r"\[generation\] max_tokens \(4000\) leaves no room"):
+        session.ask("How much disk space does frobnicator need on Linux?")
 
 
 def test_an_unlikely_refusal_lets_the_model_answer(corpus: Corpus) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from raggity.config.schema import GenerationConfig
+from raggity.core.errors import ContextOverflowError
 from raggity.inference.generator import LlamaGenerator
 from raggity.models.registry import resolve_generator
 from tests.isolation import isolated_state
@@ -67,3 +68,15 @@ def test_judging_a_prompt_with_another_last_line_leaves_the_answer_unchanged(
     after = _reply(generator)
 
     assert after == before
+
+
+def test_a_prompt_longer_than_the_context_is_a_one_line_error(generator: LlamaGenerator) -> None:
+    # The answer prompt is checked before it is built; a query transform or a chat rewrite is not,
+    # and llama.cpp's own ValueError ended in an internal error.
+    long = [{"role": "user", "content": "word " * 5000}]
+    with pytest.raises(ContextOverflowError, match="too long for the model") as raised:
+        list(generator.stream(long, max_tokens=8, temperature=0.0))
+    assert "[generation] context_size" in raised.value.hint
+    with pytest.raises(ContextOverflowError):
+        generator.continuation_probability(long, "Yes")
+    assert _reply(generator)  # and the model still answers the next prompt

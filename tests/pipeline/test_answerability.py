@@ -67,8 +67,13 @@ def test_coverage_is_the_best_single_source_share_of_question_words() -> None:
     )
     assert coverage("What is the capital of Peru?", ["Peru exports copper."]) == 0.5
     assert coverage("What is the capital of Peru?", []) == 0.0
-    assert coverage("Why?", ["anything"]) == 0.0
-    assert coverage("\x1b[2J\x1b]0;T\x07", ["anything"]) == 0.0
+    # No English content word: not measurable here, so not declined here.
+    assert coverage("Why?", ["anything"]) == 1.0
+    assert coverage("What is C?", ["anything"]) == 1.0
+    assert coverage("Что такое индекс?", ["anything"]) == 1.0
+    # No letter at all: nothing is asked.
+    assert coverage("?!?! 42", ["anything"]) == 0.0
+    assert coverage("\x1b[2J\x1b]0;T\x07\x1b[31m", ["anything"]) == 0.0
 
 
 def test_verdicts_name_the_signal_that_declined() -> None:

@@ -68,7 +68,16 @@ def test_a_new_folder_is_marked_and_an_old_index_is_adopted(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(
     "command",
-    [("ingest", "docs"), ("status",), ("search", "lighthouse"), ("ask", "lighthouse?"), ("show", "a.md")],
+    [
+        ("ingest", "docs"),
+        ("status",),
+        ("search", "lighthouse"),
+        ("ask", "lighthouse?"),
+        ("show", "a.md"),
+        ("graph", "stats"),
+        ("graph", "show", "lighthouse"),
+        ("cache", "stats"),
+    ],
 )
 def test_an_index_path_that_is_a_file_is_refused(tmp_path: Path, command: tuple[str, ...]) -> None:
     # Reading commands too: `rag status` ended in "internal error: NotADirectoryError", and the
