@@ -30,8 +30,11 @@ class UnknownReferenceError(RaggityError):
     """The reference names no chunk of the index."""
 
 
-def show(layout: IndexLayout, reference: str) -> list[Chunk]:
-    """The chunks `reference` points at, in file order; raises UnknownReferenceError when there are none."""
+def show(layout: IndexLayout, reference: str, *, printed: Callable[[str], str] | None = None) -> list[Chunk]:
+    """The chunks `reference` points at, in file order; raises UnknownReferenceError when there are none.
+
+    `printed`: how the caller prints a file name. A name with a newline or an escape character is
+    printed with visible escapes (`new\\nline.md`), and that is what a user copies back."""
     layout.require()
     manifest = load_manifest(layout.manifest)
     live = manifest.live_ids()
@@ -44,6 +47,8 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
             return sorted(found, key=lambda chunk: chunk.ordinal)
     for path, wanted in _readings(reference):
         source = _indexed_source(path, list(manifest.sources))
+        if source is None and printed is not None:
+            source = _printed_source(path, list(manifest.sources), printed)
         if source is not None:
             found = [c for c in table.chunks_of(source) if c.id in live and wanted(c.location)]
             if found:
@@ -55,9 +60,11 @@ def show(layout: IndexLayout, reference: str) -> list[Chunk]:
     )
 
 
-def show_in_config_index(config: Config, reference: str) -> list[Chunk]:
+def show_in_config_index(
+    config: Config, reference: str, *, printed: Callable[[str], str] | None = None
+) -> list[Chunk]:
     """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
-    return show(IndexLayout(config.index_dir), reference)
+    return show(IndexLayout(config.index_dir), reference, printed=printed)
 
 
 def _readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:
@@ -90,6 +97,17 @@ def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:
         anchor = unquote(fragment)
         return path, lambda loc: loc.anchor == anchor
     return reference, lambda _: True
+
+
+def _printed_source(path: str, sources: list[str], printed: Callable[[str], str]) -> str | None:
+    """The indexed source whose printed name `path` names, as _indexed_source reads a name. Two
+    sources printed alike (a newline, and a backslash and an n) name neither."""
+    forms: dict[str, list[str]] = {}
+    for source in sources:
+        forms.setdefault(printed(source), []).append(source)
+    unique = {form: names[0] for form, names in forms.items() if len(names) == 1}
+    found = _indexed_source(path, list(unique))
+    return unique[found] if found is not None else None
 
 
 def _indexed_source(path: str, sources: list[str]) -> str | None:

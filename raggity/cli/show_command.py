@@ -27,7 +27,7 @@ def show_command(
     from raggity.api.show import show_in_config_index  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import display_path, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    chunks = show_in_config_index(load(config), reference)
+    chunks = show_in_config_index(load(config), reference, printed=visible)
     if json_out:
         print_json(
             out,

@@ -62,6 +62,9 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     (docs / "c#sharp.md").write_text(
         "# C sharp\n\nThe sharp sign is part of this file's name.\n", encoding="utf-8"
     )
+    # Names printed with visible escapes: a newline, and a bidi override.
+    (docs / "new\nline.md").write_text("# Odd\n\nA newline is part of this file's name.\n", encoding="utf-8")
+    (docs / "bidi\u202eevil.md").write_text("# Odder\n\nAn override is in this name.\n", encoding="utf-8")
     (docs / "guide.pdf").write_bytes(make_pdf([["Installing needs a disk."], ["Upgrading keeps your data."]]))
     config = write_config(root, ingest={"chunk_tokens": 32})
     session = Raggity(load_config(config))
@@ -155,6 +158,24 @@ def test_cli_unknown_id_is_one_error_line_and_exit_1(indexed: Indexed) -> None:
     assert code == 1
     assert stdout == ""
     assert stderr.splitlines()[0] == "error: nothing in the index matches 'no-such-chunk'"
+
+
+@pytest.mark.parametrize(
+    ("printed", "text"),
+    [
+        ("docs/new\\nline.md", "A newline is part of this file's name."),
+        ("docs/bidi<U+202E>evil.md:lines 1-3", "An override is in this name."),
+    ],
+)
+def test_cli_reads_a_citation_as_it_printed_an_escaped_name(
+    indexed: Indexed, printed: str, text: str
+) -> None:
+    code, stdout, stderr = run(indexed, printed)
+    assert code == 0, stderr
+    assert stdout.startswith(printed.partition(":")[0] + ":lines 1-")
+    assert text in stdout
+    with pytest.raises(UnknownReferenceError):  # the API reads names as they are unless told otherwise
+        show(indexed.layout, printed)
 
 
 def test_cli_shows_a_name_that_is_not_utf8_as_its_byte(indexed: Indexed) -> None:
