@@ -16,7 +16,7 @@ answerable ones in all, cosine floor included. Ties go to the more lenient pair.
 the cosine floor ([retrieval] sufficiency_floor) is chosen the same way, with the pair; that is done
 for the default model, and other models are calibrated with the floor it chose.
 
-    python -m bench.calibrate_answerability [--per-group 200] [--model NAME] [--search-floor]
+    python -m bench.calibrate_answerability [--per-group 400] [--model NAME] [--search-floor]
 
 Writes bench/results/answerability.<model>.json; the pair chosen goes into CALIBRATED in
 raggity/pipeline/answerability.py by hand, so that a change of thresholds is a reviewed commit.
@@ -139,7 +139,7 @@ def choose(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--per-group", type=int, default=200)
+    parser.add_argument("--per-group", type=int, default=400)
     parser.add_argument("--model", default=GenerationConfig.model)
     parser.add_argument("--index", type=Path, default=Path("/tmp/raggity-squad2-index"))
     parser.add_argument("--seed", type=int, default=0)

@@ -48,13 +48,14 @@ class Thresholds:
 # means something different for every model, so each model has its own pair
 # (bench/calibrate_answerability.py, bench/results/answerability.<model>.json, docs/answers.md).
 CALIBRATED: dict[str, Thresholds] = {
-    # Prompt version 9, 200 questions per group (87 SciFact claims; bench/results/answerability.
-    # qwen2.5-coder-1.5b-instruct.json). Cosine floors 0 to 0.25 tie here; the default stays 0.25,
-    # which declines a quarter of unrelated questions before the generator runs. Version 10 gives
-    # the model the same 487 prompts (it changed focusing on reference pages only), so both pairs hold.
-    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.15, max_refusal_probability=0.5726),
-    # Prompt version 9, the same questions, with the default cosine floor (0.25); version 7 chose
-    # the same pair.
+    # Prompt version 10, 400 answerable and 400 impossible questions and the split's 87 SciFact
+    # claims (bench/results/answerability.qwen2.5-coder-1.5b-instruct.json), at the default cosine
+    # floor 0.25, which declines a quarter of unrelated questions before the generator runs. 200 per
+    # group had chosen (0.15, 0.5726), which declines 5.75% of these 400 answerable questions: the
+    # 5% point sits on a steep slope, and twice the sample places it better.
+    "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.25, max_refusal_probability=0.5813),
+    # Prompt version 9, 200 questions per group (the 1.5B model's sample of that version), with
+    # the default cosine floor (0.25); version 7 chose the same pair.
     "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7179),
 }
 
