@@ -54,9 +54,9 @@ CALIBRATED: dict[str, Thresholds] = {
     # group had chosen (0.15, 0.5726), which declines 5.75% of these 400 answerable questions: the
     # 5% point sits on a steep slope, and twice the sample places it better.
     "qwen2.5-coder-1.5b-instruct": Thresholds(min_coverage=0.25, max_refusal_probability=0.5813),
-    # Prompt version 9, 200 questions per group (the 1.5B model's sample of that version), with
-    # the default cosine floor (0.25); version 7 chose the same pair.
-    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7179),
+    # Prompt version 10, the same 400 questions per group, with the default cosine floor (0.25).
+    # 200 per group (version 9) had chosen (0.4, 0.7179), 4.5% of these answerable questions.
+    "qwen2.5-coder-0.5b-instruct": Thresholds(min_coverage=0.4, max_refusal_probability=0.7146),
 }
 
 
