@@ -12,9 +12,11 @@ at, apart from rare replies that are no answer (docs/answers.md).
 
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
 most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of the
-answerable ones in all, cosine floor included. Ties go to the more lenient pair. With --search-floor
-the cosine floor ([retrieval] sufficiency_floor) is chosen the same way, with the pair; that is done
-for the default model, and other models are calibrated with the floor it chose.
+answerable ones in all, cosine floor included. Ties go to the more lenient pair. The pair is chosen
+at the configured cosine floor ([retrieval] sufficiency_floor), the one that ships. --search-floor
+searches the floor with the pair, to show which floors tie and what a floor costs; when it picks
+another floor, run again without it (the signals are reused, so that takes seconds) for the pair
+at the configured floor, or change the default floor in the same reviewed commit.
 
     python -m bench.calibrate_answerability [--per-group 400] [--model NAME] [--search-floor]
 
@@ -146,7 +148,7 @@ def main() -> None:
     parser.add_argument(
         "--search-floor",
         action="store_true",
-        help="choose [retrieval] sufficiency_floor too (for the default model; others keep it)",
+        help="search [retrieval] sufficiency_floor with the pair, to see which floors tie",
     )
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared machine)"
