@@ -3,7 +3,6 @@ definitions, and compare BM25 alone, dense alone, hybrid RRF and hybrid + rerank
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import time
@@ -15,11 +14,11 @@ from pathlib import Path
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.trace import TraceRecorder
-from raggity.core.types import Candidate, Document, Heading
-from raggity.evaluation.dataset import BeirDataset, CorpusDoc, load_beir
+from raggity.core.types import Candidate, TextDocument
+from raggity.evaluation.dataset import BeirDataset, load_beir
 from raggity.evaluation.metrics import evaluate_run, percentile
-from raggity.pipeline.ingest import IngestProgress, SourceFile
-from raggity.pipeline.search import Mode
+from raggity.pipeline.ingest.sync import IngestProgress
+from raggity.pipeline.search.hybrid import Mode
 
 # Floors tabulated for the abstention trade-off (see docs/retrieval.md).
 FLOOR_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
@@ -53,16 +52,9 @@ class EvalReport:
     configured_floor: float
 
 
-def document_source(doc: CorpusDoc) -> SourceFile:
-    """A corpus document as an ingest source: title heading, then text; its id is its source name."""
-    text = f"{doc.title}\n\n{doc.text}" if doc.title else doc.text
-    headings = (Heading(0, 1, doc.title),) if doc.title else ()
-
-    def read() -> Iterator[Document]:
-        yield Document(doc.id, text, "text", headings)
-
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return SourceFile(doc.id, len(text), 0, lambda: digest, read)
+def corpus_documents(dataset: BeirDataset) -> list[TextDocument]:
+    """The collection's documents as the index holds them: named by id, headed by their title."""
+    return [TextDocument(d.id, d.text, d.title) for d in dataset.corpus]
 
 
 def ranked_documents(candidates: Sequence[Candidate], limit: int) -> list[str]:
@@ -133,9 +125,7 @@ def eval_session(
 def index_corpus(session: Raggity, dataset: BeirDataset, progress: IngestProgress | None) -> float:
     """Brings the session's index in step with the corpus (one source per document); returns seconds."""
     started = time.perf_counter()
-    session.ingest_run().index_sources(
-        [document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
-    )
+    session.index_documents(corpus_documents(dataset), progress=progress)
     return time.perf_counter() - started
 
 
@@ -153,7 +143,7 @@ def _score_systems(
         ("dense", "dense", False),
         ("hybrid", "hybrid", False),
     ]
-    if session.scorer is not None:
+    if session.models.scorer is not None:
         plans.append(("hybrid+rerank", "hybrid", True))
     scores = []
     for name, mode, rerank in plans:

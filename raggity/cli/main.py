@@ -180,7 +180,8 @@ def search(
     ] = False,
 ) -> None:
     """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
-    from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import candidate_json, trace_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_json, search_table, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     result = _session(config).search(query, k=k, path_glob=path)
     if json_out:
@@ -254,7 +255,8 @@ def ask(
     ] = False,
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
-    from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_answer, print_closest, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config, model=model)
@@ -288,6 +290,7 @@ def ask(
     else:
         sys.stdout.write("\n")
     print_sources(out, answer)
+    print_closest(out, answer)
     if trace:
         out.print(trace_table(answer.trace))
 

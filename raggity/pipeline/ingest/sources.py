@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from raggity.core.types import Document
+from raggity.core.types import Document, Heading, TextDocument
 from raggity.ingest.readers import read_file
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.models.hashing import sha256_file
-from raggity.pipeline.ingest import SourceFile
+from raggity.pipeline.ingest.sync import SourceFile
 
 # File systems store mtimes in ticks (2 s on FAT, a scheduler tick on ext4). A later write in the tick
 # of the recorded mtime, with the same size, leaves the stamp unchanged ("racy git"); so a stamp that
@@ -36,3 +37,16 @@ def in_roots(roots: list[Path]) -> Callable[[str], bool]:
         return any(source == p or source.startswith(p.rstrip("/") + "/") for p in prefixes)
 
     return check
+
+
+def text_source(document: TextDocument) -> SourceFile:
+    """An in-memory document as an ingest source: its title as a heading, then its text. Its content
+    hash stands in for a file's stamp, so an unchanged document is not embedded again."""
+    text = f"{document.title}\n\n{document.text}" if document.title else document.text
+    headings = (Heading(0, 1, document.title),) if document.title else ()
+
+    def read() -> Iterator[Document]:
+        yield Document(document.name, text, "text", headings)
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return SourceFile(document.name, len(text), 0, lambda: digest, read)

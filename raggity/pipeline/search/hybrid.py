@@ -179,18 +179,27 @@ def fuse(
     return passed(merge_lists(fused, [*lists, supplementary]), k=k)
 
 
+def merged_origins(lists: Sequence[Sequence[Candidate]]) -> dict[str, tuple[str, ...]]:
+    """For each chunk id, the names of every list that holds it, in list order, each once: a chunk
+    found by several queries or retrievers keeps where each copy came from."""
+    origins: dict[str, dict[str, None]] = {}
+    for ranked in lists:
+        for c in ranked:
+            origins.setdefault(c.chunk.id, {}).update(dict.fromkeys(c.origins))
+    return {cid: tuple(names) for cid, names in origins.items()}
+
+
 def merge_lists(fused: Sequence[tuple[str, float]], lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
     """One candidate per fused id, scored by fusion: its best rank in any dense and any BM25 list,
     and the names of every list that holds it, in list order."""
     first: dict[str, Candidate] = {}
-    origins: dict[str, dict[str, None]] = {}
+    origins = merged_origins(lists)
     dense: dict[str, int] = {}
     bm25: dict[str, int] = {}
     for ranked in lists:
         for c in ranked:
             cid = c.chunk.id
             first.setdefault(cid, c)
-            origins.setdefault(cid, {}).update(dict.fromkeys(c.origins))
             if c.dense_rank is not None:
                 dense[cid] = min(dense.get(cid, c.dense_rank), c.dense_rank)
             if c.bm25_rank is not None:
@@ -202,7 +211,7 @@ def merge_lists(fused: Sequence[tuple[str, float]], lists: Sequence[Sequence[Can
             rrf_score=score,
             dense_rank=dense.get(cid),
             bm25_rank=bm25.get(cid),
-            origins=tuple(origins[cid]),
+            origins=origins[cid],
         )
         for cid, score in fused
     ]

@@ -12,8 +12,14 @@ from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityE
 from raggity.core.protocols import Embedder, Generator, Tokenizer
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover
-from raggity.pipeline.graph_build import GraphBuildReport, GraphBuildSettings, GraphProgress, build_graph
-from raggity.pipeline.ingest import (
+from raggity.pipeline.ingest.graph_build import (
+    GraphBuildReport,
+    GraphBuildSettings,
+    GraphProgress,
+    build_graph,
+)
+from raggity.pipeline.ingest.sources import file_source, in_roots
+from raggity.pipeline.ingest.sync import (
     IndexSync,
     IngestProgress,
     IngestReport,
@@ -21,7 +27,6 @@ from raggity.pipeline.ingest import (
     SourceFile,
     index_fingerprint,
 )
-from raggity.pipeline.sources import file_source, in_roots
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
