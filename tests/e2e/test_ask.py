@@ -192,6 +192,19 @@ def test_a_refusal_shows_the_passages_it_read_closest_first(corpus: Corpus) -> N
     assert "disk" in answer.closest[0].snippet
 
 
+def test_first_text_is_timed_from_the_question_not_from_generation(corpus: Corpus) -> None:
+    """The wait a person sees: retrieval, the model's judgement and the rest count too."""
+    answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
+        "How much disk space does frobnicator need on Linux?"
+    )
+
+    names = stage_names(answer)
+    generate = answer.trace[names.index("generate")]
+    before = sum(t.ms for t in answer.trace[: names.index("generate")])
+    assert generate.detail["first_text_ms"] >= before  # type: ignore[operator]
+    assert generate.detail["first_text_ms"] >= generate.detail["first_token_ms"]  # type: ignore[operator]
+
+
 def test_an_answer_shows_no_closest_passages(corpus: Corpus) -> None:
     answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
         "How much disk space does frobnicator need on Linux?"

@@ -251,15 +251,25 @@ def generate_stage(
     sources: Sequence[PromptSource],
     settings: AskSettings,
     on_token: Callable[[str], None] | None,
+    asked_at: float,
     first_shape: str | None = None,
 ) -> Staged[StreamResult]:
     """Streams the reply through the attributing stream: words are shown as they come once the reply
     reads as prose, each sentence ends with the sources that support it, and a reply that is not an
     answer (only markers, headings or names) is never shown. Words the question gave count as no
-    evidence."""
+    evidence. `first_text_ms` is the wait a person sees: from `asked_at` (the question's Enter) to
+    the first answer text shown, every stage before included."""
     given = frozenset(claim_words(question))
     headings = [s.chunk.heading for s in sources]
-    stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)
+    shown: list[float] = []
+
+    def emit(piece: str) -> None:
+        if not shown:
+            shown.append(time.perf_counter())
+        if on_token is not None:
+            on_token(piece)
+
+    stream = AttributedStream(sources, given=given, headings=headings, emit=emit)
     detail: dict[str, object] = {} if first_shape is None else {"first_shape": first_shape}
     began = time.perf_counter()
     for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
@@ -270,6 +280,8 @@ def generate_stage(
         stream.feed(piece)
     result = stream.finish()
     detail["chars"] = len(result.raw)
+    if shown:
+        detail["first_text_ms"] = round((shown[0] - asked_at) * 1000, 1)
     return Staged(result, 1, detail)
 
 
@@ -353,7 +365,16 @@ def _answer_with_model(
     result = trace.run(
         "generate",
         n,
-        partial(generate_stage, model, question, prompt.messages, prompt.sources, settings, on_token),
+        partial(
+            generate_stage,
+            model,
+            question,
+            prompt.messages,
+            prompt.sources,
+            settings,
+            on_token,
+            trace.started,
+        ),
     )
     if not result.shown and not result.refused and result.shape != "prose":
         strict = build_messages(question, prompt.sources, STRICT_INSTRUCTION)
@@ -361,7 +382,15 @@ def _answer_with_model(
             "generate-strict",
             n,
             partial(
-                generate_stage, model, question, strict, prompt.sources, settings, on_token, result.shape
+                generate_stage,
+                model,
+                question,
+                strict,
+                prompt.sources,
+                settings,
+                on_token,
+                trace.started,
+                result.shape,
             ),
         )
     result = trace.run("citations", n, partial(citations_stage, result))
