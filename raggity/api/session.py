@@ -239,11 +239,13 @@ class Raggity:
     ) -> Answer:
         """The answer from already retrieved `candidates`: abstain, decline, or generate and check
         citations, with `settings` (default: the config's)."""
+        snapshot = self.searcher.snapshot
         return self.answerer.answer(
             question,
             candidates,
             trace,
-            table=self.searcher.snapshot.table,
+            table=snapshot.table,
+            manifest=snapshot.manifest,
             on_token=on_token,
             use_cache=use_cache,
             settings=settings,

@@ -80,6 +80,10 @@ def answer_json(answer: Answer, *, with_trace: bool = True) -> dict[str, Any]:
         "sources_read": [citation_json(c) for c in answer.sources_read],
         # A decline's closest passages (empty when it answered): where to read, not support.
         "closest": [passage_json(p) for p in answer.closest],
+        # Files behind this answer that changed since they were indexed; on a decline, how many
+        # files in the indexed folders are newer than the index.
+        "changed_sources": list(answer.changed_sources),
+        "newer_files": answer.newer_files,
     }
     if with_trace:
         data["trace"] = trace_json(answer.trace)

@@ -256,7 +256,7 @@ def ask(
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
     from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.render import print_answer, print_closest, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_answer, print_footer, print_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config, model=model)
@@ -289,8 +289,7 @@ def ask(
         print_answer(out, answer.text)
     else:
         sys.stdout.write("\n")
-    print_sources(out, answer)
-    print_closest(out, answer)
+    print_footer(out, answer)
     if trace:
         out.print(trace_table(answer.trace))
 

@@ -130,6 +130,14 @@ def print_sources(console: Console, answer: Answer) -> None:
         )
 
 
+def print_footer(console: Console, answer: Answer) -> None:
+    """What follows an answer's text, the same at every door: its sources (or the note to check
+    them), a decline's closest passages, and whether the index is behind the files."""
+    print_sources(console, answer)
+    print_closest(console, answer)
+    print_freshness(console, answer)
+
+
 CLOSEST_HEADING = "Closest passages (they did not answer it)"
 
 
@@ -147,6 +155,24 @@ def print_closest(console: Console, answer: Answer) -> None:
             )
         )
         console.print(Text.assemble("      ", plain(p.snippet)))
+
+
+def print_freshness(console: Console, answer: Answer) -> None:
+    """Notes that the index is behind the files: a source that changed since it was indexed, and, on
+    a decline, files written since the last ingest (they may hold the answer)."""
+    for source in answer.changed_sources:
+        console.print(
+            Text.assemble(
+                ("note: ", "yellow"),
+                plain(display_path(source)),
+                (" changed since it was indexed: run `rag ingest`", "yellow"),
+            )
+        )
+    if answer.declined and answer.newer_files:
+        console.print(
+            f"[yellow]note: {answer.newer_files} file(s) in the indexed folders are newer than the index: "
+            "run `rag ingest` and ask again[/yellow]"
+        )
 
 
 def _print_source_lines(console: Console, citations: Sequence[Citation], *, flag_unsupported: bool) -> None:

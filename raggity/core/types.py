@@ -221,6 +221,10 @@ class Answer:
     # When it declined (abstained or refused): the best few passages retrieval found, so that a
     # decline still shows where to read. Empty when it answered.
     closest: tuple[Passage, ...] = ()
+    # Files this answer rests on (cited, read or closest) that changed or vanished since they were
+    # indexed; and, on a decline, how many files in the indexed folders are newer than the index.
+    changed_sources: tuple[str, ...] = ()
+    newer_files: int = 0
 
     @property
     def declined(self) -> bool:

@@ -19,6 +19,7 @@ from raggity.pipeline.answer.stages import AskSettings, answer_from_candidates
 from raggity.pipeline.models import Models
 from raggity.store.cache_store import CacheStore
 from raggity.store.layout import IndexLayout
+from raggity.store.manifest import Manifest
 from raggity.store.vector_table import VectorTableReader
 
 
@@ -51,12 +52,14 @@ class Answerer:
         trace: TraceRecorder,
         *,
         table: VectorTableReader,
+        manifest: Manifest,
         on_token: Callable[[str], None] | None = None,
         use_cache: bool | None = None,
         settings: AskSettings | None = None,
     ) -> Answer:
-        """Abstain, decline, or generate and check citations; `table` is the index the candidates
-        came from (parent passages are read from it)."""
+        """Abstain, decline, or generate and check citations; `table` and `manifest` are the index
+        the candidates came from (parent passages are read from the one, each file's indexed state
+        from the other)."""
         on = self._config.generation.cache if use_cache is None else use_cache
         cache = (
             AnswerCache(
@@ -72,6 +75,7 @@ class Answerer:
             candidates,
             settings=settings or self.settings(),
             table=table,
+            manifest=manifest,
             generator=lambda: self._models.generator,
             trace=trace,
             on_token=on_token,

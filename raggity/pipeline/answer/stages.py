@@ -30,6 +30,7 @@ from raggity.pipeline.answer.cache import AnswerCache
 from raggity.pipeline.answer.citations import claim_words
 from raggity.pipeline.answer.closest import closest_passages
 from raggity.pipeline.answer.focus import focus_sources
+from raggity.pipeline.answer.freshness import changed_since_ingest, newer_files
 from raggity.pipeline.answer.prompt import (
     OFFER_REFUSAL_INSTRUCTION,
     STRICT_INSTRUCTION,
@@ -40,6 +41,7 @@ from raggity.pipeline.answer.prompt import (
 from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import select_candidates
+from raggity.store.manifest import Manifest
 from raggity.store.vector_table import VectorTableReader
 
 # Tokens kept free for the chat template and the system prompt around the sources.
@@ -304,13 +306,40 @@ def answer_from_candidates(
     *,
     settings: AskSettings,
     table: VectorTableReader,
+    manifest: Manifest,
     generator: Callable[[], Generator],
     trace: TraceRecorder,
     on_token: Callable[[str], None] | None = None,
     cache: AnswerCache | None = None,
 ) -> Answer:
     """The ask pipeline after retrieval, one traced stage at a time. A decline carries the closest
-    passages retrieval found, so that it still shows where to read."""
+    passages retrieval found, so that it still shows where to read; every answer says which of its
+    files changed since they were indexed (`manifest`: the index the candidates came from)."""
+    answer = _decide(question, candidates, settings, table, generator, trace, on_token, cache)
+    checked = trace.run("freshness", 1, partial(freshness_stage, answer, manifest))
+    return replace(checked, trace=trace.stages)
+
+
+def freshness_stage(answer: Answer, manifest: Manifest) -> Staged[Answer]:
+    """Whether the files behind the answer are still what was indexed; a decline also counts the
+    files written since the last ingest, which may hold what was asked."""
+    read = [c.source for c in (*answer.citations, *answer.sources_read)] + [p.source for p in answer.closest]
+    changed = changed_since_ingest(read, manifest)
+    newer = newer_files(manifest) if answer.declined else 0
+    checked = replace(answer, changed_sources=changed, newer_files=newer)
+    return Staged(checked, 1, {"checked": len(set(read)), "changed": len(changed), "newer_files": newer})
+
+
+def _decide(
+    question: str,
+    candidates: Sequence[Candidate],
+    settings: AskSettings,
+    table: VectorTableReader,
+    generator: Callable[[], Generator],
+    trace: TraceRecorder,
+    on_token: Callable[[str], None] | None,
+    cache: AnswerCache | None,
+) -> Answer:
     closest = closest_passages(question, candidates)
     kept = trace.run("abstain", len(candidates), partial(abstain_stage(settings), list(candidates)))
     selected = trace.run("select", len(kept), partial(select_stage(settings), kept)) if kept else []

@@ -25,7 +25,7 @@ from raggity.retrieval.fusion import reciprocal_rank_fusion
 from raggity.retrieval.rerank import rerank
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import ManifestCache
+from raggity.store.manifest import Manifest, ManifestCache
 from raggity.store.vector_table import VectorTableReader
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -59,6 +59,8 @@ class IndexSnapshot:
         self._manifests = ManifestCache(layout.manifest)
         self._key: frozenset[str] | None = None
         self._sources: dict[str, frozenset[str]] = {}
+        # The manifest the readers were opened at: what each file was when it was indexed.
+        self.manifest = Manifest()
         self.table = VectorTableReader(layout.table)
         self.live: frozenset[str] = frozenset()
         self.bm25 = Bm25Reader(layout.tantivy)
@@ -68,6 +70,7 @@ class IndexSnapshot:
         if live is self._key:
             return
         self._key = live
+        self.manifest = manifest
         self._sources = {source: frozenset(e.chunk_ids) for source, e in manifest.sources.items()}
         self.table = VectorTableReader(self._layout.table)
         self.bm25 = Bm25Reader(self._layout.tantivy)
