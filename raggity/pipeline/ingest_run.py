@@ -172,7 +172,9 @@ class IngestRun:
                 source = file_source(path, max_chars=self._settings.max_file_chars, real=str(path))
                 same = source.size == entry.size and source.digest() == entry.sha256
             except OSError as exc:
-                dropped.append(Skipped(str(path), f"not carried over the rebuild: unreadable: {os_reason(exc)}"))
+                dropped.append(
+                    Skipped(str(path), f"not carried over the rebuild: unreadable: {os_reason(exc)}")
+                )
                 continue
             if same:
                 sources.append(source)

@@ -102,7 +102,9 @@ def _parsed(data: object) -> Manifest:
             if name in fingerprint:
                 _typed(fingerprint[name], int, f"fingerprint.{name}")
     last_ingest = data.get("last_ingest")
-    if last_ingest is not None and (isinstance(last_ingest, bool) or not isinstance(last_ingest, int | float)):
+    if last_ingest is not None and (
+        isinstance(last_ingest, bool) or not isinstance(last_ingest, int | float)
+    ):
         raise TypeError("last_ingest is not a number")
     sources: dict[str, SourceEntry] = {}
     for src, raw in _typed(data["sources"], dict, "sources").items():

@@ -416,7 +416,11 @@ def test_a_key_outside_any_section_says_which_section_it_belongs_to(tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("section", "key", "value"),
-    [("index", "path", '"\\u0000"'), ("ingest", "paths", '["docs\\u0000"]'), ("ingest", "exclude", '["a\\u0000"]')],
+    [
+        ("index", "path", '"\\u0000"'),
+        ("ingest", "paths", '["docs\\u0000"]'),
+        ("ingest", "exclude", '["a\\u0000"]'),
+    ],
 )
 def test_a_null_character_in_a_string_key_is_a_config_error_naming_it(
     tmp_path: Path, section: str, key: str, value: str

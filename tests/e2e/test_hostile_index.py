@@ -34,7 +34,9 @@ def _plant_index(repo: Path, entries: dict[str, dict[str, object]], *, foreign: 
     index = repo / ".raggity"
     index.mkdir(parents=True)
     (index / ".raggity-index").write_text('{"raggity_index": 1}\n', encoding="utf-8")
-    fingerprint = {"embedder": "someone-elses-model", "chunk_tokens": 64, "parent_tokens": 256} if foreign else None
+    fingerprint = (
+        {"embedder": "someone-elses-model", "chunk_tokens": 64, "parent_tokens": 256} if foreign else None
+    )
     manifest = {"format_version": FORMAT_VERSION, "fingerprint": fingerprint, "sources": entries}
     (index / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return index
