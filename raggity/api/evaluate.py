@@ -13,6 +13,7 @@ from pathlib import Path
 
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
+from raggity.core.errors import IndexLocationError
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, TextDocument
 from raggity.evaluation.dataset import BeirDataset, load_beir
@@ -125,8 +126,29 @@ def eval_session(
 def index_corpus(session: Raggity, dataset: BeirDataset, progress: IngestProgress | None) -> float:
     """Brings the session's index in step with the corpus (one source per document); returns seconds."""
     started = time.perf_counter()
+    refuse_other_documents(session, dataset)
     session.index_documents(corpus_documents(dataset), progress=progress)
     return time.perf_counter() - started
+
+
+def refuse_other_documents(session: Raggity, dataset: BeirDataset) -> None:
+    """Evaluating brings the index in step with the corpus, deleting whatever else it lists, so an
+    `--index FOLDER` that lists anything but this dataset's documents (the user's own index, an
+    evaluation index of another dataset) is refused: only a new or empty folder, or an evaluation
+    index of this same dataset (reused, its unchanged documents not embedded again), is written."""
+    from raggity.store.manifest import load_manifest  # noqa: PLC0415 - loaded only by the command that needs it
+
+    layout = session.layout
+    if not layout.exists():
+        return
+    ids = {doc.id for doc in dataset.corpus}
+    others = [source for source in load_manifest(layout.manifest).sources if source not in ids]
+    if others:
+        raise IndexLocationError(
+            f"{layout.root}: holds an index of other documents ({len(others)}, such as {others[0]!r}), "
+            f"not an evaluation index of {dataset.name}; refusing to replace it",
+            "pass --index a new or empty folder (or this dataset's own evaluation index)",
+        )
 
 
 def live_chunks(session: Raggity) -> int:

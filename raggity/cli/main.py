@@ -159,10 +159,17 @@ def ingest(
             f" in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
             f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
             f"{report.chunks_written} chunks embedded ({rate:.1f}/s)",
-            (" (full rebuild: settings changed)" if report.rebuilt else "", "yellow"),
+            (_rebuild_note(report.rebuilt, asked=rebuild), "yellow"),
         )
     )
     out.print(plain(f"index: {session.layout.root}"))
+
+
+def _rebuild_note(rebuilt: bool, *, asked: bool) -> str:
+    """Why the index was rebuilt: --rebuild asked for it, or the settings it was built with changed."""
+    if not rebuilt:
+        return ""
+    return " (full rebuild: --rebuild)" if asked else " (full rebuild: settings changed)"
 
 
 @app.command()

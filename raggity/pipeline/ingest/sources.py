@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,14 +20,21 @@ from raggity.pipeline.ingest.sync import SourceFile
 RACY_NS = 2_000_000_000
 
 
-def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> SourceFile:
-    stat = path.stat()
+def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, real: str | None = None) -> SourceFile:
+    """`path` as a source. `real`: its real path as discovery checked it, which is then what is read
+    (the source keeps the name `path`), and never through a link: a file replaced by a link after
+    discovery is refused instead of followed out of the folder."""
+    opened = Path(real) if real is not None else path
+    stat = opened.stat() if real is None else os.stat(opened, follow_symlinks=False)
     mtime_ns = stat.st_mtime_ns if stat.st_mtime_ns < time.time_ns() - RACY_NS else 0
 
     def read() -> Iterator[Document]:
-        return read_file(path, max_chars=max_chars)
+        return read_file(opened, max_chars=max_chars, name=path)
 
-    return SourceFile(str(path), stat.st_size, mtime_ns, lambda: sha256_file(path), read)
+    def digest() -> str:
+        return sha256_file(opened, follow_symlinks=real is None)
+
+    return SourceFile(str(path), stat.st_size, mtime_ns, digest, read)
 
 
 def in_roots(roots: list[Path]) -> Callable[[str], bool]:

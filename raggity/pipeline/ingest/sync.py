@@ -322,7 +322,10 @@ class IndexSync:
         # A listed source whose rows are gone from either store is indexed again. It is unlisted
         # first, then its surviving rows go with the orphans: were they kept, the rows present in
         # one store would be skipped as already stored and never reach the other one.
-        damaged = [s for s, e in manifest.sources.items() if not set(e.chunk_ids) <= (table_ids & bm25_ids)]
+        # The intersection is computed once: per source, it made a no-op ingest quadratic (15 min
+        # for 50,000 unchanged files).
+        in_both = table_ids & bm25_ids
+        damaged = [s for s, e in manifest.sources.items() if not in_both.issuperset(e.chunk_ids)]
         for source in damaged:
             del manifest.sources[source]
         if damaged:
