@@ -263,4 +263,3 @@ def tally_report(tally: Any) -> tuple[list[SourceResult], list[tuple[str, str]],
     ray = require("ray")
     sources, skipped, chunks, tokens = ray.get(tally.report.remote())
     return sorted(sources, key=lambda s: s.source), sorted(skipped), chunks, tokens
-

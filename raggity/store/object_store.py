@@ -46,7 +46,8 @@ def object_store_error(exc: BaseException, location: IndexLocation) -> RaggityEr
         )
     if isinstance(exc, EndpointConnectionError):
         return IndexLocationError(
-            f"{location.uri}: the object store is unreachable", "check [index.storage] endpoint and the network"
+            f"{location.uri}: the object store is unreachable",
+            "check [index.storage] endpoint and the network",
         )
     if isinstance(exc, ClientError):
         code = str(exc.response.get("Error", {}).get("Code", ""))
@@ -57,7 +58,9 @@ def object_store_error(exc: BaseException, location: IndexLocation) -> RaggityEr
             )
         if code == "NoSuchBucket":
             return IndexLocationError(f"{location.uri}: no such bucket", "create it, or fix [index] path")
-    return IndexLocationError(f"{location.uri}: object store error: {redact(str(exc))}", "retry, or check the store")
+    return IndexLocationError(
+        f"{location.uri}: object store error: {redact(str(exc))}", "retry, or check the store"
+    )
 
 
 class S3Objects:

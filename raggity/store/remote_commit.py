@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -22,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 from raggity.core.errors import IndexBusyError, IndexStateError
 from raggity.store.object_store import PreconditionFailedError, S3Objects
@@ -100,10 +102,9 @@ class WriterLease:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._etag is not None:
-            try:
+            # Taken over after expiring (PreconditionFailed): the lease is the new writer's now.
+            with contextlib.suppress(PreconditionFailedError):
                 self._objects.delete(LEASE, self._etag)
-            except PreconditionFailedError:
-                pass  # taken over after expiring: the lease is the new writer's now
             self._etag = None
 
     def _body(self) -> bytes:
@@ -147,7 +148,11 @@ def publish(
     objects.create(key, manifest.encode("utf-8"))
     body = json.dumps({"version": version, "manifest": key}).encode()
     try:
-        etag = objects.create(CURRENT, body) if previous is None else objects.replace(CURRENT, body, previous.etag)
+        etag = (
+            objects.create(CURRENT, body)
+            if previous is None
+            else objects.replace(CURRENT, body, previous.etag)
+        )
     except PreconditionFailedError:
         raise IndexBusyError(
             "another writer committed to this index during this ingest", "run the ingest again"
@@ -155,7 +160,7 @@ def publish(
     return Commit(version, key, etag)
 
 
-def _parse(body: bytes) -> dict[str, object]:
+def _parse(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

@@ -88,7 +88,9 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         _temp_dir=str(tmp_path_factory.mktemp("ray")),
         log_to_driver=False,
         configure_logging=False,
-        runtime_env={"env_vars": {**FAKE_CREDENTIALS, "PYTHONPATH": worktree, "RAY_USAGE_STATS_ENABLED": "0"}},
+        runtime_env={
+            "env_vars": {**FAKE_CREDENTIALS, "PYTHONPATH": worktree, "RAY_USAGE_STATS_ENABLED": "0"}
+        },
     )
     try:
         yield

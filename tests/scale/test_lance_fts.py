@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import lance
 import pyarrow as pa
 import pytest
 
@@ -44,7 +45,9 @@ def _chunks() -> list[Chunk]:
                 heading = text.lstrip("#").strip().splitlines()[0]
                 continue
             if text:
-                chunks.append(Chunk(f"{path.stem}-{n:04d}", str(path), text, heading, Location(1, 1), "", n, 1))
+                chunks.append(
+                    Chunk(f"{path.stem}-{n:04d}", str(path), text, heading, Location(1, 1), "", n, 1)
+                )
     return chunks
 
 
@@ -56,7 +59,6 @@ def _table(chunks: list[Chunk]) -> pa.Table:
 
 
 def _lance(uri: str, chunks: list[Chunk], storage_options: dict[str, str] | None = None) -> Any:
-    import lance
 
     half = len(chunks) // 2
     options = storage_options or {}

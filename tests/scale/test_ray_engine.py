@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import lance
 import numpy as np
 import pytest
 
@@ -34,7 +35,17 @@ from tests.support import write_corpus
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # Small chunks: more of them than one embedding batch (ray_engine.EMBED_BATCH), from little text.
 CHUNKING = ChunkingSettings(chunk_tokens=64, parent_tokens=256)
-ROW_COLUMNS = ["id", "source", "text", "heading", "parent_id", "ordinal", "n_tokens", "line_start", "line_end"]
+ROW_COLUMNS = [
+    "id",
+    "source",
+    "text",
+    "heading",
+    "parent_id",
+    "ordinal",
+    "n_tokens",
+    "line_start",
+    "line_end",
+]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +77,6 @@ def _rows(table: Any) -> dict[str, dict[str, Any]]:
 def test_ray_stages_give_the_in_process_chunk_ids_rows_and_vectors(
     ray_cluster: None, s3: S3Server, folder: Path, tmp_path: Path
 ) -> None:
-    import lance
 
     config = EmbeddingConfig()
     files = resolve_embedder(config, tmp_path)

@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import lance
+import lancedb
 import pyarrow as pa
 import pytest
 
@@ -55,14 +57,19 @@ def _child(code: str, **env: str) -> subprocess.Popen[str]:
 
 
 def test_a_lancedb_table_on_s3_is_read_by_a_second_process(s3: S3Server) -> None:
-    import lancedb
 
     location = _location(s3)
     db = lancedb.connect(location.child("lancedb"), storage_options=dict(location.storage_options))
     table = db.create_table("chunks", data=_rows(["a", "b"]))
     table.add(_rows(["c"]))
     out, err = _run(
-        [sys.executable, "-c", _READ_BOTH, location.child("lancedb"), json.dumps(dict(location.storage_options))]
+        [
+            sys.executable,
+            "-c",
+            _READ_BOTH,
+            location.child("lancedb"),
+            json.dumps(dict(location.storage_options)),
+        ]
     )
     assert json.loads(out) == {"lancedb": ["a", "b", "c"], "lance": ["a", "b", "c"]}, err
 
@@ -93,9 +100,11 @@ def _run(argv: list[str]) -> tuple[str, str]:
 
 def test_a_second_writer_gets_a_being_written_error_until_the_first_releases(s3: S3Server) -> None:
     objects = S3Objects(_location(s3))
-    with WriterLease(objects, holder="first"):
-        with pytest.raises(IndexBusyError, match=r"another ingest is writing this index \(first\)"):
-            WriterLease(objects, holder="second").__enter__()
+    with (
+        WriterLease(objects, holder="first"),
+        pytest.raises(IndexBusyError, match=r"another ingest is writing this index \(first\)"),
+    ):
+        WriterLease(objects, holder="second").__enter__()
     with WriterLease(objects, holder="second"):
         assert json.loads(objects.get(LEASE).body)["holder"] == "second"  # type: ignore[union-attr]
     assert objects.get(LEASE) is None
@@ -144,7 +153,6 @@ def test_publish_refuses_when_current_moved_since_the_ingest_started(s3: S3Serve
 
 def _open_committed(location: IndexLocation) -> tuple[Any, str]:
     """What a reader does: CURRENT once, then the table at that version and that manifest."""
-    import lance
 
     objects = S3Objects(location)
     commit = current_commit(objects)
@@ -162,7 +170,6 @@ def _ids(dataset: Any) -> list[str]:
 
 
 def test_readers_see_only_published_versions_and_keep_the_one_they_opened(s3: S3Server) -> None:
-    import lancedb
 
     location = _location(s3)
     objects = S3Objects(location)
@@ -201,9 +208,9 @@ for n in range(1000):
 """
 
 
-def test_sigkill_mid_ingest_leaves_the_last_commit_readable_and_the_next_writer_converges(s3: S3Server) -> None:
-    import lance
-    import lancedb
+def test_sigkill_mid_ingest_leaves_the_last_commit_readable_and_the_next_writer_converges(
+    s3: S3Server,
+) -> None:
 
     location = _location(s3)
     objects = S3Objects(location)
