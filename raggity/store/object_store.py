@@ -1,8 +1,8 @@
 """Small objects beside the Lance table on an object store, written with S3 conditional requests.
 
 Two primitives carry the whole commit protocol of a shared index (docs/scaling.md): create-if-absent
-(`If-None-Match: *`) and compare-and-swap (`If-Match: <etag>`). AWS S3, MinIO, R2, GCS's XML API and
-moto's server all honour both. Credentials come from boto3's own chain (environment variables, shared
+(`If-None-Match: *`) and compare-and-swap (`If-Match: <etag>`). AWS S3, MinIO, Cloudflare R2 and moto's
+server honour both. Credentials come from boto3's own chain (environment variables, shared
 files, instance roles): nothing here takes a key, and every error message goes through `redact`.
 """
 
