@@ -166,3 +166,24 @@ def _parse(body: bytes) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+@dataclass(frozen=True)
+class CommittedIndex:
+    """What a reader of a remote index works from: one commit's table version and manifest."""
+
+    commit: Commit
+    dataset: Any
+    manifest_text: str
+
+
+def open_committed(objects: S3Objects, table_uri: str, storage_options: dict[str, str]) -> CommittedIndex:
+    """Reads CURRENT once, then opens the chunk table at its version and reads its manifest; or the
+    "no index yet" error every reading command gives."""
+    import lance  # noqa: PLC0415 - lance loads on first use
+
+    commit = current_commit(objects)
+    if commit is None:
+        raise IndexStateError(f"{table_uri}: no index yet", "run `rag ingest PATH` first")
+    dataset = lance.dataset(table_uri, version=commit.version, storage_options=storage_options)
+    return CommittedIndex(commit, dataset, read_manifest_text(objects, commit))

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.isolation import isolated_state
+
 # Fake credentials, only for the test server: set in the environment of the tests that use the store
 # (and of the Ray workers), never in a config file, never passed as storage options.
 FAKE_CREDENTIALS = {
@@ -24,6 +26,14 @@ FAKE_CREDENTIALS = {
     "AWS_EC2_METADATA_DISABLED": "true",
 }
 BUCKET = "raggity-test"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_state(_state_dirs: dict[str, Path]) -> Iterator[None]:
+    """Module-scoped fixtures here (a reference index) run before the per-test isolation of
+    tests/conftest.py: the same isolated state folders are exported for the whole module."""
+    with isolated_state(_state_dirs):
+        yield
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,12 @@ rows and (up to float rounding) vectors, written by lance-ray to a table on the 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +32,17 @@ from raggity.scale.ray_engine import (
     tally_report,
     write_chunks,
 )
+from raggity.scale.remote_ingest import rebuild_remote
+from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
+from raggity.store.uri import IndexLocation
+from raggity.store.vector_table import VectorTableReader
 from tests.scale.conftest import S3Server
 from tests.support import write_corpus
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+WORKTREE = Path(__file__).resolve().parents[2]
+DOCS = WORKTREE / "docs"
 # Small chunks: more of them than one embedding batch (ray_engine.EMBED_BATCH), from little text.
 CHUNKING = ChunkingSettings(chunk_tokens=64, parent_tokens=256)
 ROW_COLUMNS = [
@@ -58,10 +68,42 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _in_process(folder: Path, files: Any, config: EmbeddingConfig, index: Path) -> IndexLayout:
+@dataclass(frozen=True)
+class LocalIndex:
+    layout: IndexLayout
+    files: Any
+    config: EmbeddingConfig
+    embedder: OnnxEmbedder
+
+
+@pytest.fixture(scope="module")
+def local_index(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> LocalIndex:
+    """The folder ingested by the in-process engine: the reference for the Ray engine."""
+    config = EmbeddingConfig()
+    files = resolve_embedder(config, tmp_path_factory.mktemp("base"))
     embedder = OnnxEmbedder(
         files.onnx, files.tokenizer, identity=files.identity, max_tokens=config.max_tokens, threads=1
     )
+    layout = _in_process(folder, files, embedder, tmp_path_factory.mktemp("local") / "index")
+    return LocalIndex(layout, files, config, embedder)
+
+
+def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
+    files = local.files
+    return RayIngestPlan(
+        paths=tuple(str(p) for p in sorted(folder.iterdir())),
+        chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
+        embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
+        dim=local.embedder.dim,
+        chunk_workers=1,
+        embed_workers=2,  # two actors: each loads the model once and embeds part of the batches
+        chunk_cpus=0.5,
+        embed_cpus=0.5,
+        write_cpus=0.25,
+    )
+
+
+def _in_process(folder: Path, files: Any, embedder: OnnxEmbedder, index: Path) -> IndexLayout:
     layout = IndexLayout(index)
     sync = IndexSync(layout, embedder=embedder, tokenizer=HFTokenizer(files.tokenizer), chunking=CHUNKING)
     sources = [file_source(p) for p in sorted(folder.iterdir())]
@@ -75,25 +117,11 @@ def _rows(table: Any) -> dict[str, dict[str, Any]]:
 
 
 def test_ray_stages_give_the_in_process_chunk_ids_rows_and_vectors(
-    ray_cluster: None, s3: S3Server, folder: Path, tmp_path: Path
+    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex
 ) -> None:
-
-    config = EmbeddingConfig()
-    files = resolve_embedder(config, tmp_path)
-    layout = _in_process(folder, files, config, tmp_path / "index")
+    layout = local_index.layout
     local = lance.dataset(str(layout.table)).to_table(columns=[*ROW_COLUMNS, "vector"])
-
-    plan = RayIngestPlan(
-        paths=tuple(str(p) for p in sorted(folder.iterdir())),
-        chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
-        embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, config.max_tokens),
-        dim=local.schema.field("vector").type.list_size,
-        chunk_workers=1,
-        embed_workers=2,  # two actors: each loads the model once and embeds part of the batches
-        chunk_cpus=0.5,
-        embed_cpus=0.5,
-        write_cpus=0.25,
-    )
+    plan = _plan(folder, local_index)
     uri = f"{s3.prefix()}/lancedb/chunks.lance"
     tally = new_tally()
     write_chunks(plan, tally, uri, s3.storage_options, mode="create")
@@ -116,3 +144,73 @@ def test_ray_stages_give_the_in_process_chunk_ids_rows_and_vectors(
     assert [source for source, _ in skipped] == [str(folder / "empty.txt")]
     assert chunks == len(expected)
     assert tokens == sum(row["n_tokens"] for row in expected.values())
+
+
+QUERIES = [
+    "How are citations shown for a PDF page?",
+    "bake the loaf in a Dutch oven",
+    "reciprocal rank fusion",
+    "moons of Jupiter with an ocean",
+    "invoice total with tax",
+]
+_SEARCH_COMMITTED = """
+import json, sys
+from raggity.store.lance_fts import LanceFtsReader
+from raggity.store.object_store import S3Objects
+from raggity.store.remote_commit import open_committed
+from raggity.store.uri import IndexLocation
+location = IndexLocation(sys.argv[1], json.loads(sys.argv[2]))
+queries, vectors = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+index = open_committed(S3Objects(location), location.child("lancedb", "chunks.lance"), dict(location.storage_options))
+keyword = [[cid for cid, _ in LanceFtsReader(index.dataset).search(q, 10)] for q in queries]
+dense = [index.dataset.to_table(columns=["id"], nearest={"column": "vector", "q": v, "k": 10, "metric": "cosine"},
+                                disable_scoring_autoprojection=True)["id"].to_pylist() for v in vectors]
+sources = {s: e["chunk_ids"] for s, e in json.loads(index.manifest_text)["sources"].items()}
+print(json.dumps({"keyword": keyword, "dense": dense, "sources": sources, "version": index.commit.version}))
+"""
+
+
+def test_a_ray_rebuild_on_s3_searches_from_a_second_process_like_the_local_index(
+    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex
+) -> None:
+    layout = local_index.layout
+    manifest = load_manifest(layout.manifest)
+    assert manifest.fingerprint is not None
+    location = IndexLocation(s3.prefix(), s3.storage_options)
+    stamps = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
+    report = rebuild_remote(
+        _plan(folder, local_index), location, stamps=stamps, fingerprint=manifest.fingerprint
+    )
+    assert [source for source, _ in report.skipped] == [str(folder / "empty.txt")]
+
+    vectors = local_index.embedder.embed(QUERIES)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SEARCH_COMMITTED,
+            location.uri,
+            json.dumps(dict(location.storage_options)),
+            json.dumps(QUERIES),
+            json.dumps(vectors.tolist()),
+        ],
+        env={**os.environ, "PYTHONPATH": str(WORKTREE)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    remote = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert remote["version"] == report.commit.version
+    assert remote["sources"] == {s: list(e.chunk_ids) for s, e in manifest.sources.items()}
+    bm25, dense = Bm25Reader(layout.tantivy), VectorTableReader(layout.table)
+    for query, vector, keyword_ids, dense_ids in zip(
+        QUERIES, vectors, remote["keyword"], remote["dense"], strict=True
+    ):
+        assert dense_ids == [cid for cid, _ in dense.nearest(vector, 10)]
+        local_keyword = [cid for cid, _ in bm25.search(query, 10)]
+        assert len(keyword_ids) == len(local_keyword) > 0
+        assert keyword_ids[0] == local_keyword[0]
+        assert len(set(keyword_ids) & set(local_keyword)) >= min(8, len(local_keyword))
