@@ -60,7 +60,7 @@ def main() -> None:
         dataset = lance.write_dataset(table, str(Path(tmp) / "chunks.lance"))
         create_fts_index(dataset)
         lance_build = time.perf_counter() - started
-        backends = {
+        backends: dict[str, Bm25Reader | LanceFtsReader] = {
             "tantivy": Bm25Reader(Path(tmp) / "tantivy"),
             "lance": LanceFtsReader(lance.dataset(str(Path(tmp) / "chunks.lance"))),
         }
