@@ -85,24 +85,26 @@ def s3(_s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A two-CPU Ray cluster on this machine only: no dashboard, no usage report, loopback address."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     import ray  # noqa: PLC0415 - only the scale tests need it
 
     worktree = str(Path(__file__).resolve().parents[2])
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        # Ray finds its own address by opening a socket towards a public IP: name it instead.
-        _node_ip_address="127.0.0.1",
-        object_store_memory=128 * 1024 * 1024,
-        _temp_dir=str(tmp_path_factory.mktemp("ray")),
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={
-            "env_vars": {**FAKE_CREDENTIALS, "PYTHONPATH": worktree, "RAY_USAGE_STATS_ENABLED": "0"}
-        },
-    )
+    patch = pytest.MonkeyPatch()
+    patch.setenv("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init and the processes it starts
     try:
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            # Ray finds its own address by opening a socket towards a public IP: name it instead.
+            _node_ip_address="127.0.0.1",
+            object_store_memory=128 * 1024 * 1024,
+            _temp_dir=str(tmp_path_factory.mktemp("ray")),
+            log_to_driver=False,
+            configure_logging=False,
+            runtime_env={
+                "env_vars": {**FAKE_CREDENTIALS, "PYTHONPATH": worktree, "RAY_USAGE_STATS_ENABLED": "0"}
+            },
+        )
         yield
     finally:
         ray.shutdown()
+        patch.undo()
