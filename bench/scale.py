@@ -54,8 +54,8 @@ def in_process(paths: list[Path], files: Any, max_tokens: int, index: Path) -> d
     from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415
     from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415
     from raggity.ingest.chunker import ChunkingSettings  # noqa: PLC0415
-    from raggity.pipeline.ingest import IndexSync  # noqa: PLC0415
-    from raggity.pipeline.sources import file_source, in_roots  # noqa: PLC0415
+    from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415
+    from raggity.pipeline.ingest.sync import IndexSync  # noqa: PLC0415
     from raggity.store.layout import IndexLayout  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def on_ray(
 ) -> dict[str, Any]:
     import ray  # noqa: PLC0415
 
-    from raggity.scale.ray_engine import (  # noqa: PLC0415
+    from raggity.pipeline.ingest.ray_engine import (  # noqa: PLC0415
         ChunkerSpec,
         EmbedderSpec,
         RayIngestPlan,

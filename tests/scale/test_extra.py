@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from raggity.core.errors import ConfigError
-from raggity.scale.extra import require
+from raggity.core.extras import require
 
 WORKTREE = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,8 @@ def test_rag_help_imports_none_of_the_scale_extra(tmp_path: Path) -> None:
         "sys.argv = ['rag', '--help']\n"
         "from raggity.cli.main import run\n"
         "try:\n    run()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('ray', 'lance_ray', 'boto3', 'botocore', 'raggity.scale') if m in sys.modules))\n"
+        "extra = ('ray', 'lance_ray', 'boto3', 'botocore', 'raggity.pipeline.ingest.ray_engine')\n"
+        "print(sorted(m for m in extra if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

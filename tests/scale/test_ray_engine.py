@@ -21,9 +21,7 @@ from raggity.inference.embedder import OnnxEmbedder
 from raggity.inference.tokenizer import HFTokenizer
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
-from raggity.pipeline.ingest import IndexSync
-from raggity.pipeline.sources import file_source, in_roots
-from raggity.scale.ray_engine import (
+from raggity.pipeline.ingest.ray_engine import (
     EMBED_BATCH,
     ChunkerSpec,
     EmbedderSpec,
@@ -32,7 +30,9 @@ from raggity.scale.ray_engine import (
     tally_report,
     write_chunks,
 )
-from raggity.scale.remote_ingest import rebuild_remote
+from raggity.pipeline.ingest.remote import rebuild_remote
+from raggity.pipeline.ingest.sources import file_source, in_roots
+from raggity.pipeline.ingest.sync import IndexSync
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from raggity.core.errors import RaggityError
+from raggity.core.extras import require
 from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.models.hashing import sha256_file
-from raggity.scale.extra import require
 
 # Rows per embedding call in an actor: the in-process engine's slice (pipeline.ingest.EMBED_SLICE).
 EMBED_BATCH = 128
@@ -108,11 +108,11 @@ def chunk_row(chunk: Chunk) -> dict[str, Any]:
 def file_chunks(path: Path, tokenizer: Any, settings: ChunkingSettings, max_chars: int | None) -> list[Chunk]:
     """A file's chunks exactly as the in-process engine makes them (IndexSync._chunk_source)."""
     from raggity.ingest.readers import read_file  # noqa: PLC0415 - the readers load their parsers
+    from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS  # noqa: PLC0415 - as above
 
-    options = {} if max_chars is None else {"max_chars": max_chars}
     allocator = ChunkIdAllocator(str(path))
     chunks: list[Chunk] = []
-    for document in read_file(path, **options):
+    for document in read_file(path, max_chars=DEFAULT_MAX_CHARS if max_chars is None else max_chars):
         chunks += chunk_document(document, tokenizer, settings, start_ordinal=len(chunks), ids=allocator)
     return chunks
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from raggity.scale.ray_engine import RayIngestPlan, new_tally, tally_report, write_chunks
+from raggity.pipeline.ingest.ray_engine import RayIngestPlan, new_tally, tally_report, write_chunks
 from raggity.store.lance_fts import create_fts_index
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry
 from raggity.store.object_store import S3Objects
