@@ -72,6 +72,8 @@ class IngestRun:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
+        # The folders this ingest speaks for: deletion and carry-over are scoped by them.
+        in_scope = in_roots(list(request.roots))
         present = [root for root in request.roots if root.exists()]
         gone = [root for root in request.roots if not root.exists()]
         if gone:
@@ -97,15 +99,13 @@ class IngestRun:
             for skipped in early:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)
-            carried, dropped = self._carried_over(request.roots, request.rebuild)
+            carried, dropped = self._carried_over(in_scope, request.rebuild)
             sources += carried
             for skipped in dropped:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)
             early += dropped
-            report = self.index_sources(
-                sources, in_roots(list(request.roots)), rebuild=request.rebuild, progress=progress
-            )
+            report = self.index_sources(sources, in_scope, rebuild=request.rebuild, progress=progress)
             if self._graph is not None:
                 self._update_graph(self._graph, graph_progress)
         report = replace(
@@ -151,7 +151,9 @@ class IngestRun:
         except IndexStateError:
             return ()  # no index yet, or a damaged one: nothing known to be indexed
 
-    def _carried_over(self, roots: Sequence[Path], rebuild: bool) -> tuple[list[SourceFile], list[Skipped]]:
+    def _carried_over(
+        self, in_scope: Callable[[str], bool], rebuild: bool
+    ) -> tuple[list[SourceFile], list[Skipped]]:
         """A rebuild empties the whole index, so files indexed from other folders are indexed again
         with the new settings instead of silently disappearing: those that discovery would still
         take (discover.recheck) and that still hold the content the index recorded for them. The
@@ -165,8 +167,7 @@ class IngestRun:
         current = index_fingerprint(self._embedder.identity, self._chunking)
         if not rebuild and manifest.fingerprint in (None, current):
             return [], []
-        inside = in_roots(list(roots))
-        others = [Path(s) for s in manifest.sources if not inside(s)]
+        others = [Path(s) for s in manifest.sources if not in_scope(s)]
         checked = recheck(others, self._settings, index_dir=self._layout.root)
         dropped = [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.skipped]
         dropped += [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.excluded]
