@@ -28,7 +28,7 @@ class CpuBudget:
 
     def describe(self) -> str:
         limit = "no cgroup CPU limit" if self.quota is None else f"cgroup CPU limit {self.quota:g}"
-        return f"{self.threads} (of {self.affinity} usable CPUs, {limit})"
+        return f"{self.affinity} usable CPUs, {limit}"
 
 
 def budget(affinity: int, quota: float | None) -> CpuBudget:
