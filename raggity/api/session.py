@@ -160,7 +160,9 @@ class Raggity:
 
     def chunking(self) -> ChunkingSettings:
         cfg = self.config.ingest
-        return ChunkingSettings(cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens))
+        return ChunkingSettings(
+            cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens), self.config.retrieval.bm25_tokenizer
+        )
 
     # -- ingest --------------------------------------------------------------------------------
     def ingest(

@@ -52,7 +52,7 @@ VERSION_GRACE = timedelta(seconds=10)
 
 def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fingerprint:
     """What an index's vectors and chunks depend on: a change to any of it forces a rebuild."""
-    return Fingerprint(embedder_identity, chunking.chunk_tokens, chunking.parent_tokens)
+    return Fingerprint(embedder_identity, chunking.chunk_tokens, chunking.parent_tokens, chunking.bm25_tokenizer)
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ class IndexSync:
         if rebuilt or manifest.fingerprint is None:
             manifest = self._reset(rebuilding=rebuilt or manifest.rebuilding)
         table = VectorTableWriter(self._layout.lancedb, self._embedder.dim)
-        bm25 = Bm25Writer(self._layout.tantivy)
+        bm25 = Bm25Writer(self._layout.tantivy, self._chunking.bm25_tokenizer)
         repaired = self._repair(manifest, table, bm25)
 
         current = {s.source for s in sources}

@@ -412,3 +412,10 @@ def test_a_key_outside_any_section_says_which_section_it_belongs_to(tmp_path: Pa
         load_config(config)
     assert "raggity.toml:2: key top_k must be inside a section" in caught.value.message
     assert caught.value.hint == "move it under [retrieval]"
+
+
+def test_a_tokenizer_that_does_not_exist_is_refused_with_the_choices(tmp_path: Path) -> None:
+    path = _write(tmp_path / "raggity.toml", '[retrieval]\nbm25_tokenizer = "klingon"\n')
+    message = _config_error(path)
+    assert "[retrieval] bm25_tokenizer must be one of en_stem, multilingual, got 'klingon'" in message
+    assert load_config(_write(tmp_path / "ok.toml", '[retrieval]\nbm25_tokenizer = "multilingual"\n'))
