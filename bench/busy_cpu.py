@@ -121,7 +121,9 @@ def main() -> None:
 
 def _print(model: str, tokens: int, rows: list[dict[str, Any]]) -> None:
     print(f"\n{model}, {PROMPT!r}, up to {tokens} tokens (old: spinning, os.cpu_count() threads)")
-    print(f"{'busy':>4} {'mode':>4} {'threads':>7} {'load':>6} {'first token s':>13} {'decode tok/s':>12} {'tokens':>6}")
+    print(
+        f"{'busy':>4} {'mode':>4} {'threads':>7} {'load':>6} {'first token s':>13} {'decode tok/s':>12} {'tokens':>6}"
+    )
     for r in rows:
         print(
             f"{r['busy']:>4} {r['mode']:>4} {r['threads']:>7} {r['load_before']:>6.2f} "

@@ -49,9 +49,7 @@ def run_checks(config: Config) -> list[Check]:
             checks.append(
                 Check(f"model: {model.role}", False, f"{model.name} not available", model.note, severity)
             )
-    checks.extend(
-        Check(f"device: {p.role}", p.ok, f"{p.device}: {p.why}") for p in device_placements(config)
-    )
+    checks.extend(Check(f"device: {p.role}", p.ok, f"{p.device}: {p.why}") for p in device_placements(config))
     checks.extend(_index_checks(config))
     return checks
 

@@ -308,7 +308,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
         print_json(
-            out, {**asdict(st), "models": [asdict(m) for m in models], "devices": [asdict(d) for d in devices]}
+            out,
+            {**asdict(st), "models": [asdict(m) for m in models], "devices": [asdict(d) for d in devices]},
         )
         return
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"

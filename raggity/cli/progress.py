@@ -39,7 +39,7 @@ def clock_text(seconds: float) -> str:
 
 
 class _Times(ProgressColumn):
-    """"0:27 elapsed, 3:10 left": both in one format; the time left is a task field ("-": unknown)."""
+    """ "0:27 elapsed, 3:10 left": both in one format; the time left is a task field ("-": unknown)."""
 
     def render(self, task: Task) -> Text:
         return Text(f"{clock_text(task.elapsed or 0.0)} elapsed, {task.fields.get('left', '-')} left")

@@ -110,8 +110,10 @@ class EmbeddingConfig:
         32, "Most chunks per ONNX call (a call also stops at 2,048 padded tokens).", lo=1, hi=1024
     )
     threads: int = key(
-        0, "ONNX Runtime threads (0: one per CPU this process may use, after affinity and cgroup quota).",
-        lo=0, hi=MAX_THREADS,
+        0,
+        "ONNX Runtime threads (0: one per CPU this process may use, after affinity and cgroup quota).",
+        lo=0,
+        hi=MAX_THREADS,
     )
     providers: list[str] = key(
         [],
@@ -177,8 +179,10 @@ class GenerationConfig:
     # 40 s for a billion tokens. 131,072 is the longest the packaged models can be stretched to.
     context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512, hi=131_072)
     threads: int = key(
-        0, "llama.cpp threads (0: one per CPU this process may use, after affinity and cgroup quota).",
-        lo=0, hi=MAX_THREADS,
+        0,
+        "llama.cpp threads (0: one per CPU this process may use, after affinity and cgroup quota).",
+        lo=0,
+        hi=MAX_THREADS,
     )
     gpu_layers: int = key(
         -1,

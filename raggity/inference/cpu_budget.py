@@ -118,7 +118,7 @@ def _walk(mount_point: Path, root: str, path: str, limit_of: Callable[[Path], fl
         found = limit_of(folder)
         if found is not None:
             limits.append(found)
-        if folder == mount_point or folder.parent == folder:
+        if folder in (mount_point, folder.parent):
             return limits
         folder = folder.parent
 

@@ -52,7 +52,9 @@ VERSION_GRACE = timedelta(seconds=10)
 
 def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fingerprint:
     """What an index's vectors and chunks depend on: a change to any of it forces a rebuild."""
-    return Fingerprint(embedder_identity, chunking.chunk_tokens, chunking.parent_tokens, chunking.bm25_tokenizer)
+    return Fingerprint(
+        embedder_identity, chunking.chunk_tokens, chunking.parent_tokens, chunking.bm25_tokenizer
+    )
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ def test_status_says_plainly_that_this_build_runs_both_models_on_the_cpu(tmp_pat
     assert code == 0, output
     generator = re.search(r"^generator device: +(.*)$", output, re.MULTILINE)
     embedder = re.search(r"^embedder device: +(.*)$", output, re.MULTILINE)
-    assert generator is not None and embedder is not None, output
+    assert generator is not None, output
+    assert embedder is not None, output
     assert generator.group(1).startswith(f"CPU, {CPUS} thread")
     assert "this llama-cpp-python build has no GPU offload (GPU builds: docs/models.md)" in generator.group(1)
     assert embedder.group(1).startswith(f"CPU, {CPUS} thread")
@@ -53,10 +54,7 @@ def test_doctor_fails_on_a_provider_this_onnxruntime_lacks(tmp_path: Path) -> No
 def test_doctor_names_the_layers_asked_for_on_a_build_without_offload(tmp_path: Path) -> None:
     config = write_config(tmp_path, generation={"gpu_layers": 20})
     _, output = _run("doctor", "-c", str(config))
-    assert (
-        "ok   device: generator: CPU, "
-        in output
-    )
+    assert "ok   device: generator: CPU, " in output
     assert "[generation] gpu_layers = 20, but this llama-cpp-python build has no GPU offload" in output
 
 

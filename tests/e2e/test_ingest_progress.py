@@ -75,7 +75,9 @@ def test_a_short_ingest_is_not_announced() -> None:
 def _final_bar(width: int) -> str:
     buffer = io.StringIO()
     now = [0.0]
-    progress = RichIngestProgress(Console(file=buffer, width=width, force_terminal=False), clock=lambda: now[0])
+    progress = RichIngestProgress(
+        Console(file=buffer, width=width, force_terminal=False), clock=lambda: now[0]
+    )
     with progress:
         progress.planned(5_000, 500_000_000)
         progress.read(356_000_000, 12_276)  # ~17,242 chunks in all
@@ -94,4 +96,10 @@ def test_the_bar_shows_elapsed_and_left_in_one_format_within_80_columns() -> Non
 
 
 def test_durations_read_as_a_clock() -> None:
-    assert [clock_text(s) for s in (0, 27, 725, 3_723, 25_200.9)] == ["0:00", "0:27", "12:05", "1:02:03", "7:00:00"]
+    assert [clock_text(s) for s in (0, 27, 725, 3_723, 25_200.9)] == [
+        "0:00",
+        "0:27",
+        "12:05",
+        "1:02:03",
+        "7:00:00",
+    ]

@@ -62,7 +62,10 @@ def test_a_v1_cfs_quota_is_read_from_the_cpu_controller_mount(tmp_path: Path) ->
     _file(memory / "docker" / "abc" / "cpu.cfs_quota_us", "100000")  # not the cpu controller: ignored
     _file(memory / "docker" / "abc" / "cpu.cfs_period_us", "100000")
     mounts = _mountinfo(
-        tmp_path, f"cgroup / {cpu} rw,cpu,cpuacct", f"cgroup / {memory} rw,memory", "cgroup2 / /nonexistent rw"
+        tmp_path,
+        f"cgroup / {cpu} rw,cpu,cpuacct",
+        f"cgroup / {memory} rw,memory",
+        "cgroup2 / /nonexistent rw",
     )
     groups = _cgroup(tmp_path, "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n")
     assert cgroup_cpu_quota(mounts, groups) == 3.0

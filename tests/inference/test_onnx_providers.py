@@ -58,4 +58,3 @@ def test_named_providers_keep_their_order_and_end_on_the_cpu() -> None:
         "CUDAExecutionProvider",
         "CPUExecutionProvider",
     ]
-

@@ -89,7 +89,13 @@ def test_en_stem_still_stems_english(indexes: dict[str, Bm25Reader]) -> None:
 def test_multilingual_terms() -> None:
     assert multilingual_terms("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
     assert multilingual_terms("猫") == ["猫"]
-    assert multilingual_terms("getHTTPResponse ＡＢＣ") == ["gethttpresponse", "get", "http", "response", "abc"]
+    assert multilingual_terms("getHTTPResponse ＡＢＣ") == [
+        "gethttpresponse",
+        "get",
+        "http",
+        "response",
+        "abc",
+    ]
     assert multilingual_terms("Grüße naïve_café") == ["grüße", "naïve_café", "naïve", "café"]
     assert multilingual_terms("ｶﾀｶﾅ") == ["カタ", "タカ", "カナ"]  # half-width katakana, normalised
     assert multilingual_terms("x" * 101 + " ok") == ["ok"]
