@@ -10,10 +10,10 @@ from raggity.core.errors import ModelError
 # llama.cpp's CPU backend (Linux and Windows builds) runs its threads under OpenMP, and every matrix
 # step ends at an OpenMP barrier. By default the GNU runtime spins there for ~300,000 rounds before it
 # sleeps: on a busy machine a spinning thread burns the time slice the thread it waits for needs.
-# Measured on 2 cores with the 1.5B model and one busy-loop process per core, decoding fell to a
-# crawl (no 32 tokens within 120 s) with spinning and ran at 11 tokens/s with sleeping threads; with
-# one busy process, 2.9 against 14.5 tokens/s (bench/busy_cpu.py). The price is a futex wake-up at
-# each barrier on an idle machine (bench/busy_cpu.py reports it). The runtime reads these variables
+# bench/busy_cpu.py, 1.5B model, 2 cores shared with other work (load 15-21): spinning decoded 0.2-0.6
+# tokens/s with a first token after 3-25 s; sleeping threads 6-10 tokens/s, first token 0.4-1.2 s.
+# The price is a futex wake-up at each barrier on an idle machine: 21 against 30 tokens/s in one
+# probe at load 1.8 (docs/models.md, "Busy machines"). The runtime reads these variables
 # once, when it is loaded, so they are set before the bindings are first imported; a user's own
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT wins. Builds without OpenMP (macOS) ignore them.
 _WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
