@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.raggity-installed
 DEMO := .demo
 
-.PHONY: install demo test lint bench bench-answers clean
+.PHONY: install demo test lint bench bench-busy bench-answers clean
 
 install: $(STAMP)
 
@@ -34,6 +34,11 @@ lint: install
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# Time to first token and decoding speed beside 0, 1 and 2 busy processes, old and new thread set-up
+# (bench/busy_cpu.py; a few minutes: a collapsed setting decodes for up to a minute).
+bench-busy: install
+	$(BIN)/python -m bench.busy_cpu
 
 # The end-to-end answer benchmark (bench/answers.py): long (about 30 minutes with the default model on 2 idle cores).
 bench-answers: install

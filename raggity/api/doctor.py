@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raggity.api.status import model_statuses
+from raggity.api.status import device_placements, model_statuses
 from raggity.config.schema import Config
 from raggity.core.errors import IndexLocationError, RaggityError
 from raggity.store.bm25_index import Bm25Reader
@@ -50,6 +50,7 @@ def run_checks(config: Config) -> list[Check]:
             checks.append(
                 Check(f"model: {model.role}", False, f"{model.name} not available", model.note, severity)
             )
+    checks.extend(Check(f"device: {p.role}", p.ok, f"{p.device}: {p.why}") for p in device_placements(config))
     checks.extend(_index_checks(config))
     return checks
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from raggity.config.schema import Config
 from raggity.core.errors import ModelError
+from raggity.inference.devices import Placement, embedder_placement, generator_placement
 from raggity.models.hashing import cache_home
 from raggity.models.packaged import GENERATORS
 from raggity.models.registry import (
@@ -138,3 +139,17 @@ def model_statuses(config: Config) -> list[ModelStatus]:
     except ModelError as exc:
         rows.append(ModelStatus("generator", gen.model, "", 0, "", False, str(exc)))
     return rows
+
+
+def device_placements(config: Config) -> list[Placement]:
+    """Where the generator and the embedder run with this config, and why. Loads the runtimes'
+    bindings (not the models) to ask what the builds can do."""
+    from raggity.inference.llama_runtime import supports_gpu_offload  # noqa: PLC0415 - loads llama.cpp's bindings
+    from raggity.inference.onnx_session import available_providers  # noqa: PLC0415 - loads onnxruntime
+
+    gen, emb = config.generation, config.embedding
+    try:
+        generator = generator_placement(gen.gpu_layers, gen.threads, supports_gpu_offload())
+    except ModelError as exc:
+        generator = Placement("generator", "none", f"{exc.message}; fix: {exc.hint}", ok=False)
+    return [generator, embedder_placement(emb.providers, emb.threads, available_providers())]

@@ -306,16 +306,20 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     """Show what is indexed: files, chunks, models, disk size and the last ingest."""
     from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.api.status import index_status, model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.status import device_placements, index_status, model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     st = index_status(cfg)
     models = model_statuses(cfg)
+    devices = device_placements(cfg)
     if json_out:
         from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        print_json(out, {**asdict(st), "models": [asdict(m) for m in models]})
+        print_json(
+            out,
+            {**asdict(st), "models": [asdict(m) for m in models], "devices": [asdict(d) for d in devices]},
+        )
         return
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"
     out.print(plain(f"config:      {st.config_file or 'none (defaults)'}"))
@@ -335,6 +339,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         line = Text.assemble(plain(f"{m.role + ':':<20} {m.name} "), state, plain(f" {m.path} {m.note}"))
         line.rstrip()
         out.print(line)
+    for d in devices:
+        out.print(plain(f"{d.role + ' device:':<20} {d.device}: {d.why}"))
 
 
 @app.command()

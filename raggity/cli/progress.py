@@ -8,13 +8,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.table import Column
+from rich.text import Text
 
 from raggity.api import IngestPace, Skipped
 from raggity.cli.lazy_bar import LazyBar
@@ -25,6 +21,28 @@ if TYPE_CHECKING:
 
 # An ingest expected to run longer than this is announced once, with its estimate, above the bar.
 LONG_INGEST_SECONDS = 300
+# The bar takes the width the text leaves, no more than this: with five-digit chunk counts and
+# four-digit file counts, the whole line fits an 80-column terminal.
+BAR_WIDTH = 30
+
+
+def _whole() -> Column:
+    """A text column that never wraps: the bar gives way instead."""
+    return Column(no_wrap=True)
+
+
+def clock_text(seconds: float) -> str:
+    """A duration as the bars show it, elapsed and left alike: 0:27, 12:05, 1:02:03."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class _Times(ProgressColumn):
+    """ "0:27 elapsed, 3:10 left": both in one format; the time left is a task field ("-": unknown)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{clock_text(task.elapsed or 0.0)} elapsed, {task.fields.get('left', '-')} left")
 
 
 class RichIngestProgress(LazyBar):
@@ -35,16 +53,15 @@ class RichIngestProgress(LazyBar):
         self._clock = clock
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn(
-                "{task.fields[chunks]} chunks · {task.fields[files]} files · {task.fields[rate]} chunks/s"
-            ),
-            TimeElapsedColumn(),
-            TextColumn("left {task.fields[left]}"),
+            BarColumn(bar_width=None, table_column=Column(max_width=BAR_WIDTH)),
+            TextColumn("{task.fields[chunks]} chunks · {task.fields[files]} files ·", table_column=_whole()),
+            _Times(table_column=_whole()),
             console=console,
+            expand=True,
             transient=False,
+            get_time=clock,
         )
-        self._task = self._progress.add_task("ingest", total=None, chunks="0", files="0", rate="-", left="-")
+        self._task = self._progress.add_task("ingest", total=None, chunks="0", files="0", left="-")
         self._pace = IngestPace(0)
         self._files = (0, 0)
         self._started = clock()
@@ -96,8 +113,7 @@ class RichIngestProgress(LazyBar):
             completed=p.chunks_embedded,
             chunks=f"{p.chunks_embedded}/{'?' if expected is None else f'~{expected}'}",
             files=f"{self._files[0]}/{self._files[1]}",
-            rate="-" if p.chunks_per_second is None else f"{p.chunks_per_second:.1f}",
-            left="-" if left is None else _duration(left),
+            left="-" if left is None else f"~{clock_text(left)}",
         )
 
     def warn(self, source: str, reason: str) -> None:
@@ -114,13 +130,14 @@ class RichGraphProgress(LazyBar):
     def __init__(self, console: Console) -> None:
         self._progress = Progress(
             TextColumn("[bold]graph"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("chunks · {task.fields[rate]} chunks/s · ETA {task.fields[eta]}"),
-            TimeElapsedColumn(),
+            BarColumn(bar_width=None, table_column=Column(max_width=BAR_WIDTH)),
+            MofNCompleteColumn(table_column=_whole()),
+            TextColumn("chunks · {task.fields[rate]}/s ·", table_column=_whole()),
+            _Times(table_column=_whole()),
             console=console,
+            expand=True,
         )
-        self._task = self._progress.add_task("graph", total=None, rate="-", eta="-")
+        self._task = self._progress.add_task("graph", total=None, rate="-", left="-")
 
     def __call__(self, status: GraphBuildStatus) -> None:
         self._progress.start()
@@ -130,7 +147,7 @@ class RichGraphProgress(LazyBar):
             total=status.total,
             completed=status.done,
             rate=f"{status.rate:.2f}",
-            eta="-" if eta is None else f"{int(eta) // 60}m{int(eta) % 60:02d}s",
+            left="-" if eta is None else f"~{clock_text(eta)}",
         )
 
 

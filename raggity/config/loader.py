@@ -182,6 +182,9 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
     elif expected == "str":
         if not isinstance(value, str):
             raise ConfigError(f"{label} must be a string, got {value!r}")
+        choices = field.metadata.get("choices")
+        if choices and value not in choices:
+            raise ConfigError(f"{label} must be one of {', '.join(choices)}, got {value!r}")
         return _without_nul(value, label)
     elif expected == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

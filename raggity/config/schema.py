@@ -35,9 +35,11 @@ def key(
     lo: float | None = None,
     hi: float | None = None,
     reach: Reach | None = None,
+    choices: tuple[str, ...] | None = None,
 ) -> Any:
-    """A config field with its help text, inclusive numeric range, and how it may reach outside."""
-    meta = {"help": help, "lo": lo, "hi": hi, "reach": reach}
+    """A config field with its help text, inclusive numeric range (or the strings it may be), and how
+    it may reach outside."""
+    meta = {"help": help, "lo": lo, "hi": hi, "reach": reach, "choices": choices}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -107,7 +109,18 @@ class EmbeddingConfig:
     batch_size: int = key(
         32, "Most chunks per ONNX call (a call also stops at 2,048 padded tokens).", lo=1, hi=1024
     )
-    threads: int = key(0, "ONNX Runtime threads (0: one per core).", lo=0, hi=MAX_THREADS)
+    threads: int = key(
+        0,
+        "ONNX Runtime threads (0: one per CPU this process may use, after affinity and cgroup quota).",
+        lo=0,
+        hi=MAX_THREADS,
+    )
+    providers: list[str] = key(
+        [],
+        "ONNX Runtime execution providers for the embedder and reranker, best first (empty: "
+        "CUDAExecutionProvider, CoreMLExecutionProvider or DmlExecutionProvider when onnxruntime has "
+        "it, else CPUExecutionProvider).",
+    )
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,13 @@ class RetrievalConfig:
     expand_n: int = key(3, "Rephrasings written when expansion is on.", lo=1, hi=10)
     graph: bool = key(False, "Add chunks of entities linked to the question (needs `rag graph-build`).")
     graph_hops: int = key(1, "Graph neighbourhood depth for graph retrieval.", lo=0, hi=4)
+    bm25_tokenizer: str = key(
+        "en_stem",
+        "How keyword search splits text into words: en_stem (English words, stemmed) or multilingual "
+        "(words of any script whole and unstemmed, code identifiers whole, Chinese, Japanese and Korean "
+        "as overlapping character pairs). Changing it rebuilds the index at the next ingest.",
+        choices=("en_stem", "multilingual"),
+    )
 
 
 @dataclass(frozen=True)
@@ -158,7 +178,18 @@ class GenerationConfig:
     # Bounded: llama.cpp takes memory in proportion before it finds a context too large, 20 GB in
     # 40 s for a billion tokens. 131,072 is the longest the packaged models can be stretched to.
     context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512, hi=131_072)
-    threads: int = key(0, "llama.cpp threads (0: one per core).", lo=0, hi=MAX_THREADS)
+    threads: int = key(
+        0,
+        "llama.cpp threads (0: one per CPU this process may use, after affinity and cgroup quota).",
+        lo=0,
+        hi=MAX_THREADS,
+    )
+    gpu_layers: int = key(
+        -1,
+        "Model layers offloaded to the GPU (-1: all when llama-cpp-python was built with GPU offload, "
+        "else none; 0: CPU only).",
+        lo=-1,
+    )
     seed: int = key(0, "Sampling seed, for repeatable answers.", lo=0)
     cache: bool = key(False, "Reuse answers for the same question over the same retrieved chunks.")
 

@@ -56,6 +56,7 @@ class OnnxCrossEncoder:
         max_tokens: int = 512,
         batch_size: int = 16,
         threads: int = 0,
+        providers: Sequence[str] = (),
         session: Callable[[Any], Any] | None = None,
     ) -> None:
         """`session` wraps the ONNX Runtime session once it is created (tests record its runs)."""
@@ -67,7 +68,8 @@ class OnnxCrossEncoder:
         self._max_tokens = max_tokens
         self._batch_size = batch_size
         self._plain, self._pairs, self._pad_id = _load_tokenizers(tokenizer_path, max_tokens)
-        created = create_session(model_path, threads)
+        created = create_session(model_path, threads, providers)
+        self.providers: list[str] = list(created.get_providers())
         self._session = created if session is None else session(created)
         self._inputs = _check_inputs(self._session, model_path)
         names = [output.name for output in self._session.get_outputs()]

@@ -31,12 +31,15 @@ class OnnxEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         threads: int = 0,
+        providers: Sequence[str] = (),
         batch_tokens: int = BATCH_TOKENS,
         session: Callable[[Any], Any] | None = None,
     ) -> None:
         """`session` wraps the ONNX Runtime session once it is created (tests record its runs)."""
         self._tokenizer = load_hf_tokenizer(tokenizer, max_tokens)
-        created = create_session(model, threads)
+        created = create_session(model, threads, providers)
+        # Where the model runs, as ONNX Runtime set it up (`rag doctor` and `rag status` show it).
+        self.providers: list[str] = list(created.get_providers())
         self._session = created if session is None else session(created)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._limits = BatchLimits(rows=batch_size, tokens=max(batch_tokens, max_tokens))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from raggity.core.errors import ContextOverflowError, ModelError
+from raggity.inference import llama_runtime
+from raggity.inference.cpu_budget import threads_to_use
 from raggity.inference.greedy_grammar import GreedyGrammar
+from raggity.inference.llama_runtime import gpu_layers_to_use
 
 # Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
 _REPEAT_PENALTY = 1.1
@@ -19,18 +21,30 @@ _REPEAT_PENALTY = 1.1
 
 class LlamaGenerator:
     def __init__(
-        self, gguf: Path, *, identity: str, context_size: int = 4096, threads: int = 0, seed: int = 0
+        self,
+        gguf: Path,
+        *,
+        identity: str,
+        context_size: int = 4096,
+        threads: int = 0,
+        seed: int = 0,
+        gpu_layers: int = -1,
     ) -> None:
-        try:
-            from llama_cpp import Llama  # noqa: PLC0415 - loads the runtime on first use
-        except ImportError as exc:  # the compiled extension failed to build or load
-            raise ModelError(f"llama-cpp-python is not importable: {exc}", "reinstall: make install") from exc
+        """`threads` 0 uses the CPUs this process may run on (raggity/inference/cpu_budget.py);
+        `gpu_layers` -1 offloads every layer when the build can (raggity/inference/llama_runtime.py)."""
+        bindings = llama_runtime.bindings()
+        self.threads = threads_to_use(threads)
+        self.gpu_offload_supported = bool(bindings.llama_supports_gpu_offload())
+        self.gpu_layers = gpu_layers_to_use(gpu_layers, self.gpu_offload_supported)
         try:
             with _without_extra_buffers() if cpu_has_amx() else contextlib.nullcontext():
-                self._llm: Any = Llama(
+                self._llm: Any = bindings.Llama(
                     model_path=str(gguf),
                     n_ctx=context_size,
-                    n_threads=threads or os.cpu_count() or 1,
+                    # The prompt's threads too: left out, llama-cpp-python takes every CPU of the machine.
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    n_gpu_layers=self.gpu_layers,
                     seed=seed,
                     verbose=False,
                 )

@@ -1,20 +1,55 @@
-"""Creates ONNX Runtime sessions tuned for small CPU machines."""
+"""Creates ONNX Runtime sessions tuned for small CPU machines, on a GPU where one is installed."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from raggity.core.errors import ModelError
+from raggity.inference.cpu_budget import threads_to_use
+
+CPU = "CPUExecutionProvider"
+# Tried in this order when no providers are configured. Each is listed by
+# onnxruntime.get_available_providers() only in a build that has it (onnxruntime-gpu for CUDA,
+# onnxruntime-directml on Windows; CoreML is in the macOS wheels). TensorRT and ROCm builds also list
+# CUDA-style providers but need per-model engine set-up, so they are used only when named.
+AUTO_PROVIDERS = ("CUDAExecutionProvider", "CoreMLExecutionProvider", "DmlExecutionProvider")
 
 
-def create_session(model: Path, threads: int = 0) -> Any:
+def choose_providers(configured: Sequence[str], available: Sequence[str]) -> list[str]:
+    """The execution providers for a session, best first, always ending with the CPU.
+
+    Empty `configured` means auto: the first GPU provider of AUTO_PROVIDERS the build has. A named
+    provider the build lacks is an error, not a silent fallback to the CPU."""
+    if configured:
+        missing = [name for name in configured if name not in available]
+        if missing:
+            raise ModelError(
+                f"[embedding] providers: {', '.join(missing)} not available in this onnxruntime "
+                f"(available: {', '.join(available)})",
+                "remove it from [embedding] providers, or install the onnxruntime build that has it "
+                "(docs/models.md)",
+            )
+        chosen = list(dict.fromkeys(configured))
+    else:
+        chosen = [name for name in AUTO_PROVIDERS if name in available][:1]
+    return chosen if CPU in chosen else [*chosen, CPU]
+
+
+def available_providers() -> list[str]:
     import onnxruntime as ort  # noqa: PLC0415 - loads the runtime on first use
 
+    return list(ort.get_available_providers())
+
+
+def create_session(model: Path, threads: int = 0, providers: Sequence[str] = ()) -> Any:
+    import onnxruntime as ort  # noqa: PLC0415 - loads the runtime on first use
+
+    chosen = choose_providers(providers, available_providers())
     options = ort.SessionOptions()
-    # One intra-op pool sized to the cores: inter-op parallelism only adds contention on 2 cores.
-    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    # One intra-op pool sized to the usable CPUs: inter-op parallelism only adds contention on 2 cores.
+    options.intra_op_num_threads = threads_to_use(threads)
     options.inter_op_num_threads = 1
     # Idle pool threads sleep instead of spinning. On a machine shared with other work (the usual
     # 2-core case), spinning threads take the cores the busy ones need: with an LLM running beside it,
@@ -27,7 +62,7 @@ def create_session(model: Path, threads: int = 0) -> Any:
     options.enable_mem_pattern = False
     options.log_severity_level = 3
     try:
-        return ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(model), sess_options=options, providers=chosen)
     except Exception as exc:  # onnxruntime raises its own exception hierarchy for bad files
         raise ModelError(
             f"{model}: cannot load ONNX model: {exc}", "reinstall the model or fix the path"

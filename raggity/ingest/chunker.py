@@ -40,10 +40,13 @@ _LAST_PUNCTUATION = re.compile(r"[^\w\s]\w*\Z")
 
 @dataclass(frozen=True)
 class ChunkingSettings:
-    """Token budgets, counted by the embedder's tokenizer without special tokens."""
+    """Token budgets, counted by the embedder's tokenizer without special tokens, and how the
+    chunks' words are split for keyword search (raggity/store/bm25_index.py): everything that
+    decides what an ingest stores for a source besides the embedder."""
 
     chunk_tokens: int = 256
     parent_tokens: int = 1024
+    bm25_tokenizer: str = "en_stem"
 
     def __post_init__(self) -> None:
         if self.chunk_tokens < 1 or self.parent_tokens < 1:

@@ -28,6 +28,7 @@ def load_embedder(config: Config) -> Embedder:
         max_tokens=cfg.max_tokens,
         batch_size=cfg.batch_size,
         threads=cfg.threads,
+        providers=cfg.providers,
     )
 
 
@@ -59,7 +60,12 @@ def load_scorer(config: Config, warn: Callable[[str], None]) -> Scorer | None:
         return None
     from raggity.inference.cross_encoder import OnnxCrossEncoder  # noqa: PLC0415 - a model's runtime loads on first use
 
-    return OnnxCrossEncoder(folder, max_tokens=cfg.rerank_max_tokens, threads=config.embedding.threads)
+    return OnnxCrossEncoder(
+        folder,
+        max_tokens=cfg.rerank_max_tokens,
+        threads=config.embedding.threads,
+        providers=config.embedding.providers,
+    )
 
 
 def load_generator(config: Config) -> Generator:
@@ -68,7 +74,12 @@ def load_generator(config: Config) -> Generator:
     cfg = config.generation
     model = resolve_generator(cfg, config.base_dir)
     return LlamaGenerator(
-        model.gguf, identity=model.identity, context_size=cfg.context_size, threads=cfg.threads, seed=cfg.seed
+        model.gguf,
+        identity=model.identity,
+        context_size=cfg.context_size,
+        threads=cfg.threads,
+        seed=cfg.seed,
+        gpu_layers=cfg.gpu_layers,
     )
 
 

@@ -1,10 +1,21 @@
-"""The Tantivy BM25 index on disk: chunk id plus searchable text with English stemming."""
+"""The Tantivy BM25 index on disk: chunk id plus searchable text, split into words by the index's
+tokenizer ([retrieval] bm25_tokenizer):
+
+- en_stem (default): Tantivy's English tokenizer: lower-cased, stemmed, split at every character
+  that is not a letter or digit (`parse_query` is two words) and at no point inside CJK text.
+- multilingual: words are split here (multilingual_terms) and handed to Tantivy separated by
+  spaces: words of any script whole and unstemmed, code identifiers whole and also by their parts,
+  Chinese, Japanese and Korean text as overlapping character pairs, the usual way to search
+  languages written without spaces.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
+import unicodedata
 import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -14,24 +25,82 @@ from raggity.core.errors import NOT_WRITABLE_ERRNOS, os_errno
 from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Chunk
 
+EN_STEM = "en_stem"
+MULTILINGUAL = "multilingual"
+# The Tantivy tokenizer behind each choice; it is recorded in the index's schema (meta.json), which
+# is how a reader knows which one an index was built with.
+_TANTIVY_TOKENIZER = {EN_STEM: "en_stem", MULTILINGUAL: "whitespace"}
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HEAP_BYTES = 64_000_000
+# Han (with extension A and compatibility ideographs), hiragana, katakana (with the long-vowel mark,
+# not the middle dot) and Hangul syllables and jamo: scripts written without spaces between words.
+_CJK = (
+    "\u1100-\u11ff\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3130-\u318f"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+)
+_CJK_OR_WORD = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+# Parts of an ASCII identifier: runs of capitals (HTTP in getHTTPResponse), capitalised or lower-case
+# words. Other words are split only at underscores.
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+# Longer "words" are hashes, base64 or minified code: never searched for, and Tantivy refuses terms
+# over 65,530 bytes.
+_LONGEST_TERM = 100
 
 
-def _schema() -> Any:
+def multilingual_terms(text: str) -> list[str]:
+    """The words of `text` as the multilingual tokenizer indexes them, in order.
+
+    NFKC first, so full-width letters and half-width katakana match their usual forms; then each
+    run of CJK characters becomes its overlapping pairs (a lone character stays itself), and each
+    other word is kept whole, lower-cased, followed by its parts when it is an identifier like
+    parse_query or getHTTPResponse.
+    """
+    terms: list[str] = []
+    for match in _CJK_OR_WORD.finditer(unicodedata.normalize("NFKC", text)):
+        word = match.group()
+        if _CJK_RUN.match(word):
+            terms += [word] if len(word) == 1 else [word[i : i + 2] for i in range(len(word) - 1)]
+            continue
+        if len(word) > _LONGEST_TERM:
+            continue
+        terms.append(word.lower())
+        parts = _PART.findall(word) if word.isascii() else [part for part in word.split("_") if part]
+        if len(parts) > 1:
+            terms += [part.lower() for part in parts]
+    return terms
+
+
+def _schema(tokenizer: str) -> Any:
     import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
-    builder.add_text_field("text", stored=False, tokenizer_name="en_stem")
+    builder.add_text_field("text", stored=False, tokenizer_name=_TANTIVY_TOKENIZER[tokenizer])
     return builder.build()
 
 
-def _open(folder: Path) -> Any:
+def _open(folder: Path, tokenizer: str) -> Any:
     import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
     folder.mkdir(parents=True, exist_ok=True)
-    return tantivy.Index(_schema(), path=str(folder), reuse=True)
+    return tantivy.Index(_schema(tokenizer), path=str(folder), reuse=True)
+
+
+def built_with(folder: Path) -> str:
+    """The tokenizer choice an index was built with, read from its schema (en_stem if unknown)."""
+    try:
+        fields = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["schema"]
+        name = next(f["options"]["indexing"]["tokenizer"] for f in fields if f["name"] == "text")
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return EN_STEM
+    return next((choice for choice, used in _TANTIVY_TOKENIZER.items() if used == name), EN_STEM)
+
+
+def indexed_text(text: str, tokenizer: str) -> str:
+    """What is handed to Tantivy for `text`."""
+    return text if tokenizer == EN_STEM else " ".join(multilingual_terms(text))
 
 
 def _all_ids(searcher: Any) -> set[str]:
@@ -54,8 +123,9 @@ def lexical_query_text(text: str) -> str:
 
 
 class Bm25Writer:
-    def __init__(self, folder: Path) -> None:
-        self._index = _open(folder)
+    def __init__(self, folder: Path, tokenizer: str = EN_STEM) -> None:
+        self._tokenizer = tokenizer
+        self._index = _open(folder, tokenizer)
         self._writer = self._index.writer(heap_size=_HEAP_BYTES, num_threads=1)
         self.deleted = False
 
@@ -67,7 +137,8 @@ class Bm25Writer:
         import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
         for chunk in chunks:
-            self._writer.add_document(tantivy.Document(id=chunk.id, text=chunk.search_text))
+            text = indexed_text(chunk.search_text, self._tokenizer)
+            self._writer.add_document(tantivy.Document(id=chunk.id, text=text))
 
     def delete(self, ids: Iterable[str]) -> None:
         for chunk_id in ids:
@@ -99,17 +170,43 @@ class Bm25Reader:
     def __init__(self, folder: Path) -> None:
         self._index: Any = self._open(folder) if (folder / "meta.json").exists() else None
         self._searcher: Any = self._index.searcher() if self._index is not None else None
+        self.tokenizer = built_with(folder)
 
     def all_ids(self) -> set[str]:
         return set() if self._searcher is None else _all_ids(self._searcher)
 
     def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        """The `k` best chunks, best first; equal scores in chunk id order.
+
+        Tantivy returns equal scores in storage order, which differs between an index updated file
+        by file and a clean one of the same files: hits tied with the k-th are fetched too, so that
+        the cut at k does not depend on it either."""
         terms = lexical_query_text(text)
         if self._index is None or not terms or k <= 0:
             return []
-        query = self._index.parse_query(terms, ["text"])
-        hits = self._searcher.search(query, k).hits
-        return [(self._searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+        query = self._query(terms)
+        limit = k
+        while True:
+            hits = self._searcher.search(query, limit).hits
+            if len(hits) < limit or hits[-1][0] < hits[k - 1][0] or limit >= self._searcher.num_docs:
+                break
+            limit *= 2
+        pairs = [(self._searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
+        return pairs[:k]
+
+    def _query(self, terms: str) -> Any:
+        if self.tokenizer == EN_STEM:
+            return self._index.parse_query(terms, ["text"])
+        import tantivy  # noqa: PLC0415 - tantivy loads on first use
+
+        schema = self._index.schema
+        words = dict.fromkeys(multilingual_terms(terms))
+        if not words:
+            return tantivy.Query.empty_query()
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", word)) for word in words]
+        )
 
     def _open(self, folder: Path) -> Any:
         """Opens the index for searching, also on read-only media.

@@ -38,6 +38,8 @@ class Fingerprint:
     embedder: str
     chunk_tokens: int
     parent_tokens: int
+    # Absent from manifests written before the key existed, which were all built with en_stem.
+    bm25_tokenizer: str = "en_stem"
     format_version: int = FORMAT_VERSION
 
 

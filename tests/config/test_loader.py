@@ -433,3 +433,10 @@ def test_a_null_character_in_a_string_key_is_a_config_error_naming_it(
     assert message.startswith(f"{path.resolve()}:2: ")
     assert f"[{section}] {key}" in message
     assert "null character" in message
+
+
+def test_a_tokenizer_that_does_not_exist_is_refused_with_the_choices(tmp_path: Path) -> None:
+    path = _write(tmp_path / "raggity.toml", '[retrieval]\nbm25_tokenizer = "klingon"\n')
+    message = _config_error(path)
+    assert "[retrieval] bm25_tokenizer must be one of en_stem, multilingual, got 'klingon'" in message
+    assert load_config(_write(tmp_path / "ok.toml", '[retrieval]\nbm25_tokenizer = "multilingual"\n'))

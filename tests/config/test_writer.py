@@ -12,7 +12,7 @@ from raggity.config.schema import SECTIONS
 from raggity.config.writer import starter_toml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "raggity.toml.example"
-_KEY_LINE = re.compile(r"^([a-z_]+) = ")
+_KEY_LINE = re.compile(r"^([a-z0-9_]+) = ")
 
 
 def _default(field: dataclasses.Field[object]) -> object:

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from raggity.cli.progress import LONG_INGEST_SECONDS, RichIngestProgress
+from raggity.cli.progress import LONG_INGEST_SECONDS, RichIngestProgress, clock_text
 
 
 class Bar:
@@ -70,3 +70,36 @@ def test_a_short_ingest_is_not_announced() -> None:
         progress.read(2_000, 4)
         progress.advanced(2, 4, 1_000)
     assert bar.announcements() == 0
+
+
+def _final_bar(width: int) -> str:
+    buffer = io.StringIO()
+    now = [0.0]
+    progress = RichIngestProgress(
+        Console(file=buffer, width=width, force_terminal=False), clock=lambda: now[0]
+    )
+    with progress:
+        progress.planned(5_000, 500_000_000)
+        progress.read(356_000_000, 12_276)  # ~17,242 chunks in all
+        now[0] = 1_003.0
+        progress.advanced(1_200, 12_345, 3_160_320)  # 12.3 chunks/s: ~6:37 left
+    return buffer.getvalue()
+
+
+def test_the_bar_shows_elapsed_and_left_in_one_format_within_80_columns() -> None:
+    lines = [line for line in _final_bar(80).splitlines() if line.strip()]
+    assert len(lines) == 1, lines  # not wrapped
+    bar = lines[0]
+    assert len(bar) <= 80
+    assert "12345/~17242 chunks · 1200/5000 files · 16:43 elapsed, ~6:37 left" in bar
+    assert "0:00:" not in bar
+
+
+def test_durations_read_as_a_clock() -> None:
+    assert [clock_text(s) for s in (0, 27, 725, 3_723, 25_200.9)] == [
+        "0:00",
+        "0:27",
+        "12:05",
+        "1:02:03",
+        "7:00:00",
+    ]

@@ -25,7 +25,9 @@ from raggity.store.layout import IndexLayout
 
 def chunking_settings(config: Config) -> ChunkingSettings:
     cfg = config.ingest
-    return ChunkingSettings(cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens))
+    return ChunkingSettings(
+        cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens), config.retrieval.bm25_tokenizer
+    )
 
 
 def graph_settings(config: Config) -> GraphBuildSettings:

@@ -52,7 +52,9 @@ VERSION_GRACE = timedelta(seconds=10)
 
 def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fingerprint:
     """What an index's vectors and chunks depend on: a change to any of it forces a rebuild."""
-    return Fingerprint(embedder_identity, chunking.chunk_tokens, chunking.parent_tokens)
+    return Fingerprint(
+        embedder_identity, chunking.chunk_tokens, chunking.parent_tokens, chunking.bm25_tokenizer
+    )
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ class IndexSync:
             manifest = self._reset(rebuilding=rebuilt or manifest.rebuilding)
         w = _Write(
             VectorTableWriter(self._layout.lancedb, self._embedder.dim),
-            Bm25Writer(self._layout.tantivy),
+            Bm25Writer(self._layout.tantivy, self._chunking.bm25_tokenizer),
             manifest,
         )
         repaired = self._repair(w)
