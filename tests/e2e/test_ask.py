@@ -51,6 +51,7 @@ PIPELINE_ORDER = [
     "model-judgement",
     "generate",
     "citations",
+    "freshness",
 ]
 
 # One section of ~200 tokens: with chunk_tokens=64 and parent_tokens=256 it is several chunks
@@ -160,8 +161,9 @@ def test_unrelated_question_abstains_without_loading_a_model(corpus: Corpus) -> 
     assert answer.text == ABSTAIN_MESSAGE
     assert answer.citations == ()
     names = stage_names(answer)
-    assert names == PIPELINE_ORDER[: PIPELINE_ORDER.index("abstain") + 1]
-    abstain = answer.trace[-1]
+    # Freshness is checked on a decline too: it tells a stale index from an absent answer.
+    assert names == [*PIPELINE_ORDER[: PIPELINE_ORDER.index("abstain") + 1], "freshness"]
+    abstain = next(step for step in answer.trace if step.stage == "abstain")
     assert abstain.detail["abstained"] is True
     assert abstain.detail["best_cosine"] < abstain.detail["floor"]  # type: ignore[operator]
 
@@ -312,8 +314,7 @@ def test_citations_resolve_to_file_and_lines_and_wrong_markers_are_replaced(corp
     sentence_first, sentence_last = line_range(markdown, "frobnicator needs 2 GB of free disk space")
     assert citation.location.line_start <= sentence_first <= sentence_last <= citation.location.line_end
     assert "2 GB" in citation.text  # the focused text the model read, shown with the citation
-    citations_stage = answer.trace[-1]
-    assert citations_stage.stage == "citations"
+    citations_stage = next(step for step in answer.trace if step.stage == "citations")
     assert citations_stage.detail["unsupported"] == 1
     assert citations_stage.detail["rejected_markers"] == 2
     assert citations_stage.detail["verified"] is True
