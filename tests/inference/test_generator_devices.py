@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import llama_cpp
+
 from raggity.config.schema import GenerationConfig
 from raggity.inference.cpu_budget import process_budget
 from raggity.inference.generator import LlamaGenerator
@@ -40,6 +42,13 @@ def test_this_cpu_only_build_offloads_nothing_by_default() -> None:
     assert generator.gpu_offload_supported is False
     assert generator.gpu_layers == 0
     assert generator._llm.model_params.n_gpu_layers == 0
+
+
+def test_weights_are_read_into_memory_not_mapped() -> None:
+    """Mapped, the file's pages stayed resident beside llama.cpp's repacked copy of the weights."""
+    generator = LlamaGenerator(_gguf(), identity=SMALL, threads=1, context_size=512)
+    assert generator._llm.model_params.load_mode == llama_cpp.LLAMA_LOAD_MODE_NONE
+    assert "".join(generator.stream([{"role": "user", "content": "Hi"}], max_tokens=2, temperature=0.0))
 
 
 def test_a_configured_layer_count_is_passed_as_it_is() -> None:
