@@ -433,3 +433,14 @@ def test_a_null_character_in_a_string_key_is_a_config_error_naming_it(
     assert message.startswith(f"{path.resolve()}:2: ")
     assert f"[{section}] {key}" in message
     assert "null character" in message
+
+
+def test_a_null_character_in_the_index_path_is_a_clean_error_on_the_command_line(tmp_path: Path) -> None:
+    """Before: exit 70, "internal error: ValueError: embedded null byte"."""
+    from tests.support import assert_clean_error, rag  # noqa: PLC0415 - only this test runs the CLI
+
+    _write(tmp_path / CONFIG_NAME, '[index]\npath = "\\u0000"\n')
+    for command in (["status"], ["ingest", "."]):
+        result = rag(*command, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "[index] path" in assert_clean_error(result.stderr)
