@@ -440,3 +440,14 @@ def test_a_tokenizer_that_does_not_exist_is_refused_with_the_choices(tmp_path: P
     message = _config_error(path)
     assert "[retrieval] bm25_tokenizer must be one of en_stem, multilingual, got 'klingon'" in message
     assert load_config(_write(tmp_path / "ok.toml", '[retrieval]\nbm25_tokenizer = "multilingual"\n'))
+
+
+def test_a_null_character_in_the_index_path_is_a_clean_error_on_the_command_line(tmp_path: Path) -> None:
+    """Before: exit 70, "internal error: ValueError: embedded null byte"."""
+    from tests.support import assert_clean_error, rag  # noqa: PLC0415 - only this test runs the CLI
+
+    _write(tmp_path / CONFIG_NAME, '[index]\npath = "\\u0000"\n')
+    for command in (["status"], ["ingest", "."]):
+        result = rag(*command, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "[index] path" in assert_clean_error(result.stderr)

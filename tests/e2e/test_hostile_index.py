@@ -123,6 +123,10 @@ def test_a_rebuild_carries_over_unchanged_files_of_other_folders(tmp_path: Path)
     )
     reasons = {item["source"]: item["reason"] for item in json.loads(done.stdout)["skipped"]}
     assert "changed since it was indexed" in reasons[str((other / "edited.md").resolve())]
+    # The summary says why it rebuilt: before, an explicit --rebuild said "(settings changed)".
+    text = rag("ingest", "docs", "--rebuild", cwd=repo)
+    assert "(full rebuild: --rebuild)" in text.stdout
+    assert "settings changed" not in text.stdout
 
 
 def test_a_file_replaced_by_a_link_after_discovery_is_not_followed(tmp_path: Path) -> None:

@@ -222,3 +222,17 @@ def test_a_link_or_fifo_deep_inside_the_index_is_refused_before_writing(tmp_path
         claim_index_folder(IndexLayout(index))
     assert str(planted) in str(info.value)
     assert (outside / "data.bin").read_bytes() == b"keep"
+
+
+def test_a_marker_linked_to_another_index_is_not_trusted(tmp_path: Path) -> None:
+    """A folder "marked" by a link to the marker of the user's own index is not raggity's to write."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / ".raggity-index").write_text('{"raggity_index": 1}\n', encoding="utf-8")
+    planted = tmp_path / "repo" / ".raggity"
+    planted.mkdir(parents=True)
+    (planted / "notes.txt").write_text("keep", encoding="utf-8")
+    (planted / ".raggity-index").symlink_to(mine / ".raggity-index")
+    with pytest.raises(IndexStateError, match="symbolic link"):
+        claim_index_folder(IndexLayout(planted))
+    assert (planted / "notes.txt").read_text(encoding="utf-8") == "keep"
