@@ -95,7 +95,16 @@ SETS = {
         root=Path("/usr/share/doc/python-django-doc/html"),
         faq_pages=tuple(
             f"faq/{p}.html"
-            for p in ("general", "install", "usage", "models", "admin", "troubleshooting", "help", "contributing")
+            for p in (
+                "general",
+                "install",
+                "usage",
+                "models",
+                "admin",
+                "troubleshooting",
+                "help",
+                "contributing",
+            )
         ),
         style="sphinx",
         # Highlighted source code, static files, the release notes (276 pages of changelog) and the
@@ -143,11 +152,11 @@ def key_facts(
         return tuple(facts[:MAX_FACTS])
     asked_stems = {w[:5] for w in _WORD.findall(asked)}
     terms: list[str] = []
-    for word in _WORD.findall(prose.lower()):
-        word = word.strip("'-")
-        if len(word) >= 5 and word not in _FUNCTION_WORDS and word[:5] not in asked_stems:
-            if not any(t[:5] == word[:5] for t in terms):
-                terms.append(word)
+    for found in _WORD.findall(prose.lower()):
+        word = found.strip("'-")
+        fresh = not any(t[:5] == word[:5] for t in terms)
+        if len(word) >= 5 and word not in _FUNCTION_WORDS and word[:5] not in asked_stems and fresh:
+            terms.append(word)
     # Rarest first: a word on few pages says more of this answer than "please" or "django" does.
     ranked = sorted(terms, key=lambda t: (pages_with(t[:5]), terms.index(t)))
     return tuple(ranked[:MAX_FACTS])
@@ -256,7 +265,9 @@ def _asciidoc_entries(tree: LexborHTMLParser, page: str) -> list[FaqEntry]:
                 question,
                 prose,
                 tuple(_code_spans(dd)),
-                tuple(dict.fromkeys([*_links([dd], page), *named_pages(_code_spans(dd), dd.text(deep=True))])),
+                tuple(
+                    dict.fromkeys([*_links([dd], page), *named_pages(_code_spans(dd), dd.text(deep=True))])
+                ),
             )
         )
     return entries
@@ -273,9 +284,11 @@ def _sphinx_entries(tree: LexborHTMLParser, page: str) -> list[FaqEntry]:
         blocks = []
         node = heading.next
         while node is not None:
-            if node.is_element_node and node.tag not in ("section",) and "section" not in (
-                node.attributes.get("class") or ""
-            ).split():
+            if (
+                node.is_element_node
+                and node.tag not in ("section",)
+                and "section" not in (node.attributes.get("class") or "").split()
+            ):
                 blocks.append(node)
             node = node.next
         if not blocks:
@@ -350,7 +363,7 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[
         shutil.copyfile(docset.root / rel, dest)
         try:
             doc = read_html(docset.root / rel)
-        except Exception:  # noqa: BLE001 - a page the reader refuses is left out of the corpus, as ingest would skip it
+        except Exception:  # a page the reader refuses is left out of the corpus, as ingest would skip it
             continue
         title = doc.headings[0].title if doc.headings else rel
         corpus.append({"_id": rel, "title": title, "text": doc.text})
@@ -363,7 +376,8 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[
     stems: Counter[str] = Counter()
     for row in corpus:
         stems.update({w[:5] for w in _WORD.findall(row["text"].lower()) if len(w) >= 5})
-    questions, unlinked = [], []
+    questions: list[dict[str, Any]] = []
+    unlinked: list[str] = []
     for entry in faq_entries(docset):
         gold = [link for link in entry.links if link in in_corpus]
         facts = key_facts(entry.spans, entry.answer_text, entry.question, lambda stem: stems[stem])
@@ -389,7 +403,9 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[
     _write_qrels(beir / "qrels" / "test.tsv", ((q["_id"], g) for q in questions for g in q["gold"]))
     _write_jsonl(beir / "questions.jsonl", questions)
     ooc = target / "ooc"
-    _write_jsonl(ooc / "corpus.jsonl", ({"_id": e.id, "title": e.question, "text": e.answer_text} for e in unrelated))
+    _write_jsonl(
+        ooc / "corpus.jsonl", ({"_id": e.id, "title": e.question, "text": e.answer_text} for e in unrelated)
+    )
     _write_jsonl(ooc / "queries.jsonl", ({"_id": e.id, "text": e.question} for e in unrelated))
     _write_qrels(ooc / "qrels" / "test.tsv", ((e.id, e.id) for e in unrelated))
     return {
@@ -471,7 +487,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     for r in result["rows"]:
         mark = "-" if r["right"] is None else ("RIGHT" if r["right"] else "wrong")
-        print(f"{mark:5} {r['group'][:6]:6} declined={r['declined']!s:5} facts {r['facts_held']}/{len(r['key_facts'])} {r['question'][:70]}")
+        held = f"{r['facts_held']}/{len(r['key_facts'])}"
+        print(f"{mark:5} {r['group'][:6]:6} declined={r['declined']!s:5} facts {held} {r['question'][:70]}")
     print(
         f"answerable right {result['right']}/{result['answerable']}, refused {result['refused']}/{result['answerable']},"
         f" out-of-corpus declined {result['out_of_corpus_declined']}/{result['out_of_corpus']}"
