@@ -342,3 +342,16 @@ def test_a_heading_without_id_inside_an_anchored_section_cites_the_section(tmp_p
     document = read_html(tmp_path, page)
     chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
     assert _anchor_of(chunks, "reclaims storage") == "SQL-VACUUM"
+
+
+def test_a_note_heading_inside_a_definition_cites_its_entry(tmp_path: Path) -> None:
+    # DocBook (psql's meta-commands): a "Tip" <h3> without id inside the <dd> of an anchored <dt>.
+    page = (
+        '<div class="refsect2" id="APP-PSQL-META-COMMANDS"><h3>Meta-Commands</h3><p>Backslash commands.</p>'
+        '<dl><dt id="APP-PSQL-META-COMMAND-CD">\\cd [ directory ]</dt><dd><p>Changes the directory.</p>'
+        '<div class="tip"><h3>Tip</h3><p>To print your current working directory, use \\! pwd.</p></div></dd>'
+        "<dt>\\conninfo</dt><dd><p>Outputs information about the current connection.</p></dd></dl></div>"
+    )
+    document = read_html(tmp_path, page)
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
+    assert _anchor_of(chunks, "print your current working directory") == "APP-PSQL-META-COMMAND-CD"

@@ -56,6 +56,7 @@ class _HeadingStart:
     own: str | None
     after_text: int
     holders: tuple[_Element, ...]
+    term: str | None  # the innermost definition list entry with an id that the heading sits in
 
 
 class TextLayout:
@@ -80,6 +81,8 @@ class TextLayout:
         self._heading_start: _HeadingStart | None = None
         self._elements: list[_Element] = []
         self._open: list[_Element | None] = []
+        # Per open <dl>, the id of its latest <dt id>: a DocBook "Tip" <h3> inside the <dd> belongs to it.
+        self._terms: list[str | None] = []
         self._text_end = 0
 
     def result(self) -> tuple[str, tuple[Heading, ...], tuple[Anchor, ...]]:
@@ -115,7 +118,12 @@ class TextLayout:
             self._heading = (self._length, level, [])
             self._heading_tag = tag
             holders = tuple(e for e in self._open if e is not None)
-            self._heading_start = _HeadingStart(anchor, self._text_end, holders)
+            term = next((t for t in reversed(self._terms) if t), None)
+            self._heading_start = _HeadingStart(anchor, self._text_end, holders, term)
+        if tag == "dl":
+            self._terms.append(None)
+        elif tag == "dt" and self._terms:
+            self._terms[-1] = anchor
         element = _Element(anchor, tag, self._length) if anchor else None
         if element is not None:
             self._elements.append(element)
@@ -124,6 +132,8 @@ class TextLayout:
     def end(self, tag: str) -> None:
         if self._open:
             self._open.pop()
+        if tag == "dl" and self._terms:
+            self._terms.pop()
         if tag == "pre":
             self._pre_depth = max(0, self._pre_depth - 1)
         if tag == self._heading_tag and self._heading is not None:
@@ -208,8 +218,9 @@ def _anchors(elements: list[_Element], headings: list[Heading], starts: list[_He
 
     A heading's anchor is its own id; else the id of an element that starts right at it (no text
     between) and holds it (`<section id="x"><h2>`), or of an empty link target just before it (`<a
-    name="x"></a><h2>`), the outermost of them; else the innermost id that holds it (an anchored
-    DocBook entry around an untagged `<h2>`); else the anchor of the heading it sits under; else none
+    name="x"></a><h2>`), the outermost of them; else the id of the definition list entry it sits in
+    (DocBook's "Tip" `<h3>` inside a `<dd>` after `<dt id>`); else the innermost id that holds it (an
+    anchored DocBook entry around an untagged `<h2>`); else the anchor of the heading it sits under; else none
     (""), so that its text opens at the page rather than at an earlier, sibling section. Ids that start
     right before a heading are that heading's, and of several ids at one place the outermost wins.
     """
@@ -229,6 +240,7 @@ def _anchors(elements: list[_Element], headings: list[Heading], starts: list[_He
         name = (
             start.own
             or (attached[0].name if attached else None)
+            or start.term
             or (holding[-1].name if holding else None)
             or (outline[-1][1] if outline else "")
         )
