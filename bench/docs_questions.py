@@ -49,6 +49,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from raggity.evaluation.calibration_split import in_calibration_split
+
 MAX_FACTS = 4
 DEFAULT_OUT = Path("/tmp/docsq/sets")
 _MARKER = re.compile(r"\[\d+\]")
@@ -348,7 +350,14 @@ def _write_qrels(path: Path, pairs: Iterable[tuple[str, str]]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[str, Any]:
+def _write_ooc(folder: Path, unrelated: Sequence[FaqEntry]) -> None:
+    corpus = ({"_id": e.id, "title": e.question, "text": e.answer_text} for e in unrelated)
+    _write_jsonl(folder / "corpus.jsonl", corpus)
+    _write_jsonl(folder / "queries.jsonl", ({"_id": e.id, "text": e.question} for e in unrelated))
+    _write_qrels(folder / "qrels" / "test.tsv", ((e.id, e.id) for e in unrelated))
+
+
+def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry], ooc_limit: int = 0) -> dict[str, Any]:
     # Imported here so that `score` runs without raggity's reader dependencies loaded.
     from raggity.ingest.readers.html import read_html  # noqa: PLC0415
 
@@ -402,12 +411,12 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[
     _write_jsonl(beir / "queries.jsonl", ({"_id": q["_id"], "text": q["question"]} for q in questions))
     _write_qrels(beir / "qrels" / "test.tsv", ((q["_id"], g) for q in questions for g in q["gold"]))
     _write_jsonl(beir / "questions.jsonl", questions)
-    ooc = target / "ooc"
-    _write_jsonl(
-        ooc / "corpus.jsonl", ({"_id": e.id, "title": e.question, "text": e.answer_text} for e in unrelated)
-    )
-    _write_jsonl(ooc / "queries.jsonl", ({"_id": e.id, "text": e.question} for e in unrelated))
-    _write_qrels(ooc / "qrels" / "test.tsv", ((e.id, e.id) for e in unrelated))
+    _write_ooc(target / "ooc", unrelated)
+    if ooc_limit:
+        # A smaller out-of-corpus group for a short run (`--per-group` draws the same number from each
+        # group): the first N that `rag eval --answers` may ask (not in the calibration split).
+        usable = [e for e in unrelated if not in_calibration_split(e.id)]
+        _write_ooc(target / f"ooc-{ooc_limit}", usable[:ooc_limit])
     return {
         "set": docset.name,
         "package": docset.package,
@@ -418,7 +427,7 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry]) -> dict[
     }
 
 
-def build(out: Path, names: Sequence[str]) -> list[dict[str, Any]]:
+def build(out: Path, names: Sequence[str], ooc_limit: int = 0) -> list[dict[str, Any]]:
     missing = [SETS[n].package for n in names if not SETS[n].root.is_dir()]
     if missing:
         sys.exit(f"error: {', '.join(missing)} not installed\nfix: apt-get install {' '.join(missing)}")
@@ -427,7 +436,7 @@ def build(out: Path, names: Sequence[str]) -> list[dict[str, Any]]:
     for name in names:
         # Out-of-corpus: every other set's FAQ questions (another product's FAQ is not answered here).
         unrelated = [e for other, found in entries.items() if other != name for e in found]
-        summaries.append(build_set(SETS[name], out, unrelated))
+        summaries.append(build_set(SETS[name], out, unrelated, ooc_limit))
     return summaries
 
 
@@ -468,6 +477,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     b = sub.add_parser("build")
     b.add_argument("--out", type=Path, default=DEFAULT_OUT)
     b.add_argument("--sets", default=",".join(SETS))
+    b.add_argument(
+        "--ooc-limit", type=int, default=0, help="also write ooc-N/ with N out-of-corpus questions"
+    )
     s = sub.add_parser("score")
     s.add_argument("details", type=Path)
     s.add_argument("--set", type=Path, required=True, dest="set_dir")
@@ -478,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         unknown = [n for n in names if n not in SETS]
         if unknown:
             sys.exit(f"error: unknown set {', '.join(unknown)}\nfix: choose from {', '.join(SETS)}")
-        for summary in build(args.out, names):
+        for summary in build(args.out, names, args.ooc_limit):
             print(json.dumps(summary, ensure_ascii=False))
         return
     result = score(args.details, args.set_dir)
