@@ -36,7 +36,15 @@ from raggity.core.trace import TraceRecorder
 from raggity.core.types import StageTrace
 from raggity.evaluation.answer_run import AnswerCase, sample_cases
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.ask import expand_to_parents, fit_to_budget, room_for_sources, select_candidates
+from raggity.pipeline.ask import (
+    build_prompt,
+    coverage_stage,
+    expand_to_parents,
+    fit_to_budget,
+    judge_stage,
+    room_for_sources,
+    select_candidates,
+)
 from raggity.pipeline.focus import focus_sources
 from raggity.retrieval.abstain import should_abstain
 
@@ -70,7 +78,41 @@ def cause(row: dict[str, Any]) -> str:
     return "generation"
 
 
-def diagnose(session: Raggity, case: AnswerCase, q: dict[str, Any] | None) -> dict[str, Any]:
+def _replayed(
+    session: Raggity, case: AnswerCase, record: dict[str, Any], chunks: list[Any]
+) -> dict[str, Any]:
+    """The answer of a `rag eval --details` line, with the coverage and judgement values recomputed on
+    the same sources (the judgement scores the prompt; nothing is generated)."""
+    settings = session._ask_settings()
+    stages: list[str] = []
+    coverage: dict[str, Any] = {}
+    judgement: dict[str, Any] = {}
+    if chunks:
+        covered = coverage_stage(case.question, chunks, settings)
+        coverage = dict(covered.detail)
+        stages.append("coverage")
+        if covered.value:
+            model = session.generator
+            focused = focus_sources(case.question, chunks)
+            prompt = build_prompt(case.question, chunks, focused, model, settings).value
+            judgement = dict(judge_stage(model, prompt, settings).detail)
+            stages.append("model-judgement")
+    return {
+        "stages": stages,
+        "coverage": coverage,
+        "judgement": judgement,
+        "citations_stage": {},
+        "answer": record["answer"],
+        "abstained": record["abstained"],
+        "refused": record["refused"],
+        "citations": record["citations"],
+        "verified": record["verified"],
+    }
+
+
+def diagnose(
+    session: Raggity, case: AnswerCase, q: dict[str, Any] | None, record: dict[str, Any] | None = None
+) -> dict[str, Any]:
     facts: list[str] = list(q["key_facts"]) if q else []
     gold: list[str] = list(q["gold"]) if q else []
     trace = TraceRecorder()
@@ -90,9 +132,23 @@ def diagnose(session: Raggity, case: AnswerCase, q: dict[str, Any] | None) -> di
         focused = fit_to_budget(focused, model.count_tokens, budget)
     chunk_text = "\n".join(c.text for c in chunks)
     focus_text = "\n".join(c.text for c in focused)
-    answer = session.answer(case.question, candidates, trace, use_cache=False)
-    declined = answer.abstained or answer.refused
-    right, held = judge(answer.text, declined, facts) if q else (False, 0)
+    if record is not None:
+        said = _replayed(session, case, record, chunks)
+    else:
+        answer = session.answer(case.question, candidates, trace, use_cache=False)
+        said = {
+            "stages": [s.stage for s in answer.trace],
+            "coverage": _stage(answer.trace, "coverage"),
+            "judgement": _stage(answer.trace, "model-judgement"),
+            "citations_stage": _stage(answer.trace, "citations"),
+            "answer": answer.text,
+            "abstained": answer.abstained,
+            "refused": answer.refused,
+            "citations": [{"n": c.n, "source": c.source, "supported": c.supported} for c in answer.citations],
+            "verified": answer.verified,
+        }
+    declined = said["abstained"] or said["refused"]
+    right, held = judge(said["answer"], declined, facts) if q else (False, 0)
     row: dict[str, Any] = {
         "id": case.id,
         "group": case.group,
@@ -108,16 +164,8 @@ def diagnose(session: Raggity, case: AnswerCase, q: dict[str, Any] | None) -> di
         "facts_in_chunks_ok": _enough(_held(facts, chunk_text), facts),
         "facts_in_focus": _held(facts, focus_text),
         "facts_in_focus_ok": _enough(_held(facts, focus_text), facts),
-        "stages": [s.stage for s in answer.trace],
-        "coverage": _stage(answer.trace, "coverage"),
-        "judgement": _stage(answer.trace, "model-judgement"),
-        "citations_stage": _stage(answer.trace, "citations"),
-        "answer": answer.text,
-        "abstained": answer.abstained,
-        "refused": answer.refused,
+        **said,
         "declined": declined,
-        "citations": [{"n": c.n, "source": c.source, "supported": c.supported} for c in answer.citations],
-        "verified": answer.verified,
         "facts_in_answer": held,
         "right": right if q else None,
     }
@@ -137,6 +185,9 @@ def main() -> None:
     parser.add_argument(
         "--only", default="", help="comma-separated question ids to run (default: the sample)"
     )
+    parser.add_argument(
+        "--answers-from", type=Path, help="a `rag eval --details` file: take its answers, generate none"
+    )
     args = parser.parse_args()
     dataset = load_beir(args.set_dir)
     unrelated = load_beir(args.ooc).queries if args.ooc else ()
@@ -152,10 +203,17 @@ def main() -> None:
     config = load_config(args.config)
     config = replace(config, index=IndexConfig(str(args.index.resolve())), source=config.source)
     session = Raggity(config)
+    records: dict[str, dict[str, Any]] = {}
+    if args.answers_from is not None:
+        for line in args.answers_from.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                obj = json.loads(line)
+                records[obj["id"]] = obj
+        cases = [c for c in cases if c.id in records]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as out:
         for case in cases:
-            row = diagnose(session, case, questions.get(case.id))
+            row = diagnose(session, case, questions.get(case.id), records.get(case.id))
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
             print(f"{row['cause']:10} {case.question[:70]}", flush=True)

@@ -28,7 +28,8 @@ The key-facts rule (what `score` judges, stated once here and in the report):
    question nor English function words, the first MAX_FACTS distinct ones, matched on their first 5
    letters (so "configured" matches "configure").
 3. A fact is present when it occurs in the answer (markers removed, lowercased, whitespace collapsed)
-   as a substring; a fact of several words also counts when every word of it is a word of the answer.
+   as a substring (a fact that is one short word, as a whole word); a fact of several words also counts
+   when every word of it is a word of the answer.
 4. An answer is right when it was not declined and at least half of its key facts (rounded up) are present.
 """
 
@@ -169,6 +170,9 @@ def fact_present(fact: str, answer: str) -> bool:
     if " " not in fact and fact.isalpha() and len(fact) >= 5 and not re.search(r"[._/-]", fact):
         # Fallback terms (and plain words) match on their first five letters, a crude stem.
         return any(w.startswith(fact[:5]) for w in _WORD.findall(said))
+    if re.fullmatch(r"\w+", fact):
+        # A short word (`ort`, `vi`, `100`) counts only whole: "sort" does not hold "ort".
+        return re.search(rf"(?<!\w){re.escape(fact)}(?!\w)", said) is not None
     if fact in said:
         return True
     words = set(_WORD.findall(said)) | set(said.split())
