@@ -31,6 +31,9 @@ The key-facts rule (what `score` judges, stated once here and in the report):
    as a substring (a fact that is one short word, as a whole word); a fact of several words also counts
    when every word of it is a word of the answer.
 4. An answer is right when it was not declined and at least half of its key facts (rounded up) are present.
+5. Measured beside it, leniently: "partly right" when it holds at least one code or number fact of the
+   whole gold answer (`all_facts`, not only the first MAX_FACTS): FAQ answers list alternatives, and an
+   answer giving the second one (`core.editor` where the gold starts with VISUAL) is not wrong.
 """
 
 from __future__ import annotations
@@ -138,7 +141,11 @@ def _normalise_fact(text: str) -> str:
 
 
 def key_facts(
-    code_spans: Iterable[str], prose: str, question: str, pages_with: Callable[[str], int]
+    code_spans: Iterable[str],
+    prose: str,
+    question: str,
+    pages_with: Callable[[str], int],
+    limit: int = MAX_FACTS,
 ) -> tuple[str, ...]:
     """The key facts of a gold answer by the rule in the module docstring; `pages_with(word)` counts
     the corpus pages holding a word, to rank the fallback terms rarest first."""
@@ -152,7 +159,7 @@ def key_facts(
         if number not in facts and number not in asked:
             facts.append(number)
     if facts:
-        return tuple(facts[:MAX_FACTS])
+        return tuple(facts[:limit])
     asked_stems = {w[:5] for w in _WORD.findall(asked)}
     terms: list[str] = []
     for found in _WORD.findall(prose.lower()):
@@ -162,7 +169,7 @@ def key_facts(
             terms.append(word)
     # Rarest first: a word on few pages says more of this answer than "please" or "django" does.
     ranked = sorted(terms, key=lambda t: (pages_with(t[:5]), terms.index(t)))
-    return tuple(ranked[:MAX_FACTS])
+    return tuple(ranked[:MAX_FACTS])  # fallback terms are never "all": the rarest few stand for the answer
 
 
 def fact_present(fact: str, answer: str) -> bool:
@@ -186,6 +193,12 @@ def judge(answer: str, declined: bool, facts: Sequence[str]) -> tuple[bool, int]
     return (not declined and bool(facts) and held >= math.ceil(len(facts) / 2)), held
 
 
+def partly_right(answer: str, declined: bool, all_facts: Sequence[str]) -> bool:
+    """The lenient measure: not declined and holding at least one code or number fact of the whole
+    gold answer (any of its alternatives: `core.editor` where the gold lists VISUAL first)."""
+    return not declined and any(fact_present(f, answer) for f in all_facts)
+
+
 # --- reading the FAQ pages -------------------------------------------------------------------------
 
 
@@ -207,7 +220,7 @@ def _code_spans(node: LexborNode) -> list[str]:
 
 def _prose(node: LexborNode) -> str:
     parts = []
-    for block in node.css("p, li, dd, td"):
+    for block in node.css("p, li, td"):
         parts.append(block.text(deep=True))
     return _squash(" ".join(parts)) if parts else _squash(node.text(deep=True))
 
@@ -406,6 +419,11 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry], ooc_limi
                 "gold": gold,
                 "para": gold[0],
                 "key_facts": list(facts),
+                "all_facts": list(
+                    key_facts(
+                        entry.spans, entry.answer_text, entry.question, lambda stem: stems[stem], limit=99
+                    )
+                ),
                 "gold_text": entry.answer_text,
                 "faq": f"{entry.page}#{entry.anchor}",
             }
@@ -462,12 +480,24 @@ def score(details: Path, set_dir: Path) -> dict[str, Any]:
         q = questions.get(record["id"])
         facts = q["key_facts"] if q else []
         right, held = judge(record["answer"], record["declined"], facts) if q else (False, 0)
-        rows.append({**record, "key_facts": facts, "facts_held": held, "right": right if q else None})
+        partly = q is not None and partly_right(
+            record["answer"], record["declined"], q.get("all_facts", facts)
+        )
+        rows.append(
+            {
+                **record,
+                "key_facts": facts,
+                "facts_held": held,
+                "right": right if q else None,
+                "partly": partly,
+            }
+        )
     answerable = [r for r in rows if r["group"] == "answerable"]
     ooc = [r for r in rows if r["group"] != "answerable"]
     return {
         "answerable": len(answerable),
         "right": sum(bool(r["right"]) for r in answerable),
+        "partly_right": sum(bool(r["partly"]) for r in answerable),
         "refused": sum(r["declined"] for r in answerable),
         "out_of_corpus": len(ooc),
         "out_of_corpus_declined": sum(r["declined"] for r in ooc),
@@ -504,9 +534,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     for r in result["rows"]:
         mark = "-" if r["right"] is None else ("RIGHT" if r["right"] else "wrong")
         held = f"{r['facts_held']}/{len(r['key_facts'])}"
-        print(f"{mark:5} {r['group'][:6]:6} declined={r['declined']!s:5} facts {held} {r['question'][:70]}")
+        mark += "+partly" if r["partly"] and not r["right"] else ""
+        print(f"{mark:12} {r['group'][:6]:6} declined={r['declined']!s:5} facts {held} {r['question'][:70]}")
     print(
-        f"answerable right {result['right']}/{result['answerable']}, refused {result['refused']}/{result['answerable']},"
+        f"answerable right {result['right']}/{result['answerable']}"
+        f" (partly right {result['partly_right']}), refused {result['refused']}/{result['answerable']},"
         f" out-of-corpus declined {result['out_of_corpus_declined']}/{result['out_of_corpus']}"
     )
 
