@@ -22,8 +22,9 @@ holds `gold_text` (the FAQ answer) and `key_facts`, which `rag eval` ignores.
 The key-facts rule (what `score` judges, stated once here and in the report):
 1. Key facts of a gold answer, in the order they appear in it: its inline code spans (`<code>`, `<tt>`,
    `<kbd>`, Sphinx literals; not whole code blocks), then numbers in its prose (`1.1`, `100`), each
-   whitespace-collapsed, lowercased and stripped of quotes and trailing punctuation; duplicates and
-   one-character facts dropped; the first MAX_FACTS kept.
+   whitespace-collapsed, lowercased and stripped of quotes and trailing punctuation; duplicates,
+   one-character facts, facts the question already holds and words on more than half of the corpus
+   pages (`git`) dropped; the first MAX_FACTS kept.
 2. An answer with no such fact falls back to its terms: words of 5+ letters that are neither in the
    question nor English function words, the first MAX_FACTS distinct ones, matched on their first 5
    letters (so "configured" matches "configure").
@@ -146,6 +147,7 @@ def key_facts(
     question: str,
     pages_with: Callable[[str], int],
     limit: int = MAX_FACTS,
+    common: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The key facts of a gold answer by the rule in the module docstring; `pages_with(word)` counts
     the corpus pages holding a word, to rank the fallback terms rarest first."""
@@ -153,7 +155,8 @@ def key_facts(
     facts: list[str] = []
     for span in code_spans:
         fact = _normalise_fact(span)
-        if len(fact) > 1 and fact not in facts and fact not in asked:
+        # A word on most pages (`git` in git's manual) says nothing of this answer.
+        if len(fact) > 1 and fact not in facts and fact not in asked and fact not in common:
             facts.append(fact)
     for number in _NUMBER.findall(prose):
         if number not in facts and number not in asked:
@@ -400,13 +403,17 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry], ooc_limi
             shutil.copyfile(css, docs / rel)
     in_corpus = {row["_id"] for row in corpus}
     stems: Counter[str] = Counter()
+    words: Counter[str] = Counter()
     for row in corpus:
-        stems.update({w[:5] for w in _WORD.findall(row["text"].lower()) if len(w) >= 5})
+        found = set(_WORD.findall(row["text"].lower()))
+        words.update(found)
+        stems.update({w[:5] for w in found if len(w) >= 5})
+    common = frozenset(w for w, n in words.items() if n > len(corpus) / 2)
     questions: list[dict[str, Any]] = []
     unlinked: list[str] = []
     for entry in faq_entries(docset):
         gold = [link for link in entry.links if link in in_corpus]
-        facts = key_facts(entry.spans, entry.answer_text, entry.question, lambda stem: stems[stem])
+        facts = key_facts(entry.spans, entry.answer_text, entry.question, lambda st: stems[st], common=common)
         if not gold or not facts:
             unlinked.append(entry.question)
             continue
@@ -421,7 +428,12 @@ def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry], ooc_limi
                 "key_facts": list(facts),
                 "all_facts": list(
                     key_facts(
-                        entry.spans, entry.answer_text, entry.question, lambda stem: stems[stem], limit=99
+                        entry.spans,
+                        entry.answer_text,
+                        entry.question,
+                        lambda st: stems[st],
+                        limit=99,
+                        common=common,
                     )
                 ),
                 "gold_text": entry.answer_text,
