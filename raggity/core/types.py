@@ -32,7 +32,9 @@ class PageSpan:
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
-    """An HTML fragment id (an element `id` or `<a name>`) whose element starts at `offset` of Document.text."""
+    """An HTML fragment id (an element `id` or `<a name>`) whose element starts at `offset` of Document.text.
+
+    An empty name marks text that no anchor holds (a heading without one): it opens at the page."""
 
     offset: int
     name: str

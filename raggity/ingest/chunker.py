@@ -388,9 +388,10 @@ class _Locator:
         )
 
     def _anchor_at(self, offset: int) -> str | None:
-        """The nearest anchor that starts at or before `offset`."""
+        """The nearest anchor that starts at or before `offset`; an empty name (a heading with no
+        anchor of its own or above it) means the page itself."""
         index = bisect_right(self._anchor_offsets, offset) - 1
-        return self._anchors[index].name if index >= 0 else None
+        return (self._anchors[index].name or None) if index >= 0 else None
 
 
 class _LineCounter:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.core.types import Anchor, Document
+from raggity.core.types import Anchor, Chunk, Document
 from raggity.inference.tokenizer import HFTokenizer
 from raggity.ingest.chunker import ChunkingSettings, chunk_document
 from raggity.ingest.readers import TooMuchTextError, UnreadableFileError, read_file
@@ -270,3 +270,88 @@ def test_extracted_text_past_the_bound_stops_reading(tmp_path: Path) -> None:
     ):
         read_html(tmp_path, "<p>word</p>" * 400, max_chars=1000)
     assert read_html(tmp_path, "<p>word</p>" * 100, max_chars=1000).text.count("word") == 100
+
+
+# A page shaped like Debian's packaged SQLite and git docs: a site menu and a search box that a style
+# sheet hides (so no attribute says so), then the content in plain divs, headings with and without ids.
+NAV_PAGE = """<!DOCTYPE html>
+<html><head><title>Datatypes In SQLite</title></head>
+<body>
+<div class=nosearch><a href="index.html"><img class="logo" src="images/logo.gif" alt="SQLite"></a>
+<div class="menu mainmenu"><ul><li><a href="index.html">Home</a></li><li><a href="docs.html">Docs</a></li>
+<li class='search' id='search_menubutton'><a href="javascript:void(0)">Search</a></li></ul></div></div>
+<div class=searchmenu id=searchmenu>
+<form method="GET" action="search"><select name="s" id="searchtype"><option value="d">Search Documentation
+</option></select><input type="text" name="q" id="searchbox" value=""><input type="submit" value="Go"></form>
+</div>
+<div id="mobile-toc" style="display: none"><span id="toc-target"></span><p>Contents: storage, affinity</p></div>
+<div class=fancy><div class=nosearch><div class="fancy_title">Datatypes In SQLite</div></div>
+<h1>1. Datatypes In SQLite</h1>
+<p>Most SQL database engines use static, rigid typing. SQLite uses a more general dynamic type system.</p>
+<a name="storageclasses"></a>
+<h2>2. Storage Classes and Datatypes</h2>
+<p>Each value stored in an SQLite database has one of the following storage classes: NULL, INTEGER, REAL,
+TEXT and BLOB.</p>
+<h2>3. Type Affinity</h2>
+<p>SQL database engines that use rigid typing will usually try to convert values into the declared type.</p>
+<div class="sect2" id="affinity_name"><h3>3.1. Determination Of Column Affinity</h3>
+<p>The affinity of a column is determined by the declared type of the column.</p></div>
+<form id="feedback"><h3>Feedback</h3><p>Was this page helpful to you today?</p></form>
+</div>
+</body></html>
+"""
+
+
+def _anchor_of(chunks: list[Chunk], words: str) -> str | None:
+    [chunk] = [c for c in chunks if words in c.text]
+    return chunk.location.anchor
+
+
+def test_citations_open_at_the_heading_that_holds_the_text_never_at_navigation(tmp_path: Path) -> None:
+    document = read_html(tmp_path, NAV_PAGE)
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=24, parent_tokens=24))
+    anchors = {c.location.anchor for c in chunks}
+    # Ids of the search box, its form controls, a hidden element and a form are never citations.
+    assert not anchors & {
+        "searchmenu",
+        "searchtype",
+        "searchbox",
+        "search_menubutton",
+        "toc-target",
+        "feedback",
+    }
+    # Text under a heading without an id, before any anchored heading, opens the page itself.
+    assert _anchor_of(chunks, "static, rigid typing") is None
+    # An <a name> just before a heading is that heading's anchor.
+    assert _anchor_of(chunks, "one of the following storage classes") == "storageclasses"
+    # A later heading without an id ends that section: its text is not cited at the previous one's anchor.
+    assert _anchor_of(chunks, "try to convert values") is None
+    # The section element that holds a heading gives it its anchor.
+    assert _anchor_of(chunks, "determined by the declared type") == "affinity_name"
+    assert _anchor_of(chunks, "Was this page helpful") is None
+
+
+def test_a_heading_without_id_inside_an_anchored_section_cites_the_section(tmp_path: Path) -> None:
+    # DocBook (PostgreSQL's pages): <div class="refentry" id="SQL-VACUUM"> holds an untagged h2.
+    page = (
+        '<div class="refentry" id="SQL-VACUUM"><div class="refnamediv"><h2>VACUUM</h2>'
+        "<p>VACUUM garbage-collects and optionally analyzes a database</p></div>"
+        '<div class="refsect1"><h2>Description</h2><p>VACUUM reclaims storage occupied by dead tuples.</p>'
+        "</div></div>"
+    )
+    document = read_html(tmp_path, page)
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
+    assert _anchor_of(chunks, "reclaims storage") == "SQL-VACUUM"
+
+
+def test_a_note_heading_inside_a_definition_cites_its_entry(tmp_path: Path) -> None:
+    # DocBook (psql's meta-commands): a "Tip" <h3> without id inside the <dd> of an anchored <dt>.
+    page = (
+        '<div class="refsect2" id="APP-PSQL-META-COMMANDS"><h3>Meta-Commands</h3><p>Backslash commands.</p>'
+        '<dl><dt id="APP-PSQL-META-COMMAND-CD">\\cd [ directory ]</dt><dd><p>Changes the directory.</p>'
+        '<div class="tip"><h3>Tip</h3><p>To print your current working directory, use \\! pwd.</p></div></dd>'
+        "<dt>\\conninfo</dt><dd><p>Outputs information about the current connection.</p></dd></dl></div>"
+    )
+    document = read_html(tmp_path, page)
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
+    assert _anchor_of(chunks, "print your current working directory") == "APP-PSQL-META-COMMAND-CD"

@@ -3,8 +3,10 @@
 The main content is the first of `main`, `[role=main]`, a single `article`, Sphinx's `div.body` and
 `div.document`, else `body`. Inside it, navigation, page headers and footers, sidebars, scripts,
 styles, forms and hidden elements are dropped (see html_layout.py for the text layout). Every element
-`id` and `<a name>` is kept as an Anchor at the offset where its text starts, so that a citation can
-open the page at the right place; the extracted text has no file lines.
+`id` and `<a name>` is kept as an Anchor at the offset where its text starts, and each heading gets
+the anchor of the section that holds it (html_layout._anchors), so that a citation opens the page at
+the right place; ids of forms, hidden elements and search boxes never do. The extracted text has no
+file lines.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ _DROPPED = (
 _SECTIONING = frozenset({"article", "main", "section"})
 # An id on these names the whole page: opening it there is no more precise than the bare path.
 _PAGE = frozenset({"html", "body"})
+# Never a citation's anchor, nor anything inside them: forms (a search box, a feedback form) and
+# elements hidden by an attribute. Their text is still read: ASP.NET pages wrap the whole body in a form.
+_NO_ANCHORS = (
+    "form, [aria-hidden=true], [style*='display:none' i], [style*='display: none' i],"
+    " [style*='visibility:hidden' i], [style*='visibility: hidden' i]"
+)
+# An element holding one of these is a form's furniture (Debian's SQLite pages: <div id=searchmenu>
+# around the search form, hidden by a style sheet): its id is no anchor either.
+_CONTROLS = "input, select, textarea"
 
 
 def read_html(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
@@ -53,7 +64,7 @@ def read_html(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
     layout = TextLayout(max_chars)
     content = _content_root(tree)
     if content is not None:
-        _walk(content, _dropped_nodes(content), layout)
+        _walk(content, _dropped_nodes(content), _unanchored(content), layout)
     extracted, headings, anchors = layout.result()
     if not headings:
         # A page without headings still says what it is about: its <title> heads its text.
@@ -98,11 +109,28 @@ def _dropped_nodes(content: LexborNode) -> set[int]:
     return dropped
 
 
-def _walk(content: LexborNode, dropped: set[int], layout: TextLayout) -> None:
+def _unanchored(content: LexborNode) -> tuple[set[int], set[int]]:
+    """(elements whose id and whose descendants' ids are no anchors, elements whose own id is none)."""
+    muted = {node.mem_id for node in content.css(_NO_ANCHORS)}
+    holders: set[int] = set()
+    for control in content.css(_CONTROLS):
+        parent = control.parent
+        while parent is not None and parent.mem_id not in holders:
+            holders.add(parent.mem_id)
+            if parent.mem_id == content.mem_id:
+                break
+            parent = parent.parent
+    return muted, holders
+
+
+def _walk(
+    content: LexborNode, dropped: set[int], unanchored: tuple[set[int], set[int]], layout: TextLayout
+) -> None:
+    muted, holders = unanchored
     # Iterative: a page may nest elements deeper than Python's recursion limit.
-    stack: list[tuple[LexborNode, bool]] = [(content, False)]
+    stack: list[tuple[LexborNode, bool, bool]] = [(content, False, False)]
     while stack:
-        node, leaving = stack.pop()
+        node, leaving, silent = stack.pop()
         if leaving:
             layout.end(node.tag or "")
             continue
@@ -112,11 +140,13 @@ def _walk(content: LexborNode, dropped: set[int], layout: TextLayout) -> None:
         if not node.is_element_node or node.mem_id in dropped:
             continue
         tag = node.tag or ""
-        layout.start(tag, anchor=None if tag in _PAGE else _anchor_name(tag, node.attributes))
-        stack.append((node, True))
+        silent = silent or node.mem_id in muted
+        quiet = silent or tag in _PAGE or node.mem_id in holders
+        layout.start(tag, anchor=None if quiet else _anchor_name(tag, node.attributes))
+        stack.append((node, True, silent))
         child = node.last_child
         while child is not None:
-            stack.append((child, False))
+            stack.append((child, False, silent))
             child = child.prev
 
 

@@ -12,6 +12,8 @@ which is kept verbatim.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 
 from raggity.core.types import Anchor, Heading
 from raggity.ingest.readers.errors import TooMuchTextError
@@ -33,6 +35,28 @@ _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _TERM_LEVEL = 7
 _TERM_TITLE_CHARS = 80
 _SPACES = re.compile(r"\s+")
+# Empty link targets placed just before a heading (`<a name="x"></a><h2>`) name that heading.
+_TARGETS = frozenset({"a", "span"})
+
+
+@dataclass(frozen=True)
+class _Element:
+    """An element with an id, and the text offset where it starts."""
+
+    name: str
+    tag: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class _HeadingStart:
+    """What a heading's anchor is chosen from: its own id, where the text before it ended, and the
+    elements with an id that hold it (outermost first)."""
+
+    own: str | None
+    after_text: int
+    holders: tuple[_Element, ...]
+    term: str | None  # the innermost definition list entry with an id that the heading sits in
 
 
 class TextLayout:
@@ -53,14 +77,19 @@ class TextLayout:
         self._heading: tuple[int, int, list[str]] | None = None
         self._heading_tag = ""
         self._headings: list[Heading] = []
-        self._anchors: list[Anchor] = []
-        self._last_anchor_titled = False
+        self._heading_starts: list[_HeadingStart] = []
+        self._heading_start: _HeadingStart | None = None
+        self._elements: list[_Element] = []
+        self._open: list[_Element | None] = []
+        # Per open <dl>, the id of its latest <dt id>: a DocBook "Tip" <h3> inside the <dd> belongs to it.
+        self._terms: list[str | None] = []
+        self._text_end = 0
 
     def result(self) -> tuple[str, tuple[Heading, ...], tuple[Anchor, ...]]:
         text = "".join(self._out).rstrip()
+        anchors = _anchors(self._elements, self._headings, self._heading_starts)
         # An anchor at the very end (an empty element after the last text) points at nothing.
-        anchors = tuple(anchor for anchor in self._anchors if anchor.offset < len(text))
-        return text, tuple(self._headings), anchors
+        return text, tuple(self._headings), tuple(a for a in anchors if a.offset < len(text))
 
     def start(self, tag: str, *, anchor: str | None = None) -> None:
         if self._cell_depth and (tag == "br" or tag in _PARAGRAPHS or tag in _LINES):
@@ -88,10 +117,23 @@ class TextLayout:
         if level is not None and self._heading is None and not self._cell_depth:
             self._heading = (self._length, level, [])
             self._heading_tag = tag
-        if anchor:
-            self._add_anchor(anchor, titled=level is not None)
+            holders = tuple(e for e in self._open if e is not None)
+            term = next((t for t in reversed(self._terms) if t), None)
+            self._heading_start = _HeadingStart(anchor, self._text_end, holders, term)
+        if tag == "dl":
+            self._terms.append(None)
+        elif tag == "dt" and self._terms:
+            self._terms[-1] = anchor
+        element = _Element(anchor, tag, self._length) if anchor else None
+        if element is not None:
+            self._elements.append(element)
+        self._open.append(element)
 
     def end(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+        if tag == "dl" and self._terms:
+            self._terms.pop()
         if tag == "pre":
             self._pre_depth = max(0, self._pre_depth - 1)
         if tag == self._heading_tag and self._heading is not None:
@@ -100,8 +142,9 @@ class TextLayout:
             title = _SPACES.sub(" ", "".join(parts)).strip()
             if len(title) > _TERM_TITLE_CHARS:
                 title = title[: _TERM_TITLE_CHARS - 1].rstrip() + "…"
-            if title:
+            if title and self._heading_start is not None:
                 self._headings.append(Heading(offset=start, level=level, title=title))
+                self._heading_starts.append(self._heading_start)
         if tag in _CELLS:
             self._cell_depth = max(0, self._cell_depth - 1)
         elif self._cell_depth and (tag in _PARAGRAPHS or tag in _LINES):
@@ -129,18 +172,6 @@ class TextLayout:
             self._emit(collapsed)
         self._pending_space = self._pending_space or trailing_space
 
-    def _add_anchor(self, name: str, *, titled: bool) -> None:
-        """Of several anchors at one place, a heading's own id wins, else the outermost element's:
-        `<div id="content"><h2 id="_synopsis">` cites `#_synopsis`, and `<section id="module-copy">
-        <span id="index-0">` cites the section rather than the index target inside it."""
-        if self._anchors and self._anchors[-1].offset == self._length:
-            if titled and not self._last_anchor_titled:
-                self._anchors[-1] = Anchor(self._length, name)
-                self._last_anchor_titled = True
-            return
-        self._anchors.append(Anchor(self._length, name))
-        self._last_anchor_titled = titled
-
     def _emit(self, piece: str) -> None:
         if not piece:
             return
@@ -154,6 +185,8 @@ class TextLayout:
         self._length += len(piece)
         if self._length > self._max_chars:
             raise TooMuchTextError(self._max_chars)
+        if piece.strip():
+            self._text_end = self._length
         stripped = piece.rstrip("\n")
         if stripped:
             self._newlines_at_end = len(piece) - len(stripped)
@@ -178,3 +211,46 @@ class TextLayout:
         # A heading opened before a break (e.g. <h2><div>..) starts after it.
         if self._heading is not None and not self._heading[2]:
             self._heading = (self._length, self._heading[1], self._heading[2])
+
+
+def _anchors(elements: list[_Element], headings: list[Heading], starts: list[_HeadingStart]) -> list[Anchor]:
+    """Every heading's anchor at the heading, and the ids met in running text where they start.
+
+    A heading's anchor is its own id; else the id of an element that starts right at it (no text
+    between) and holds it (`<section id="x"><h2>`), or of an empty link target just before it (`<a
+    name="x"></a><h2>`), the outermost of them; else the id of the definition list entry it sits in
+    (DocBook's "Tip" `<h3>` inside a `<dd>` after `<dt id>`); else the innermost id that holds it (an
+    anchored DocBook entry around an untagged `<h2>`); else the anchor of the heading it sits under; else none
+    (""), so that its text opens at the page rather than at an earlier, sibling section. Ids that start
+    right before a heading are that heading's, and of several ids at one place the outermost wins.
+    """
+    offsets = [e.offset for e in elements]  # in document order, so sorted
+    placed: dict[int, str] = {}
+    taken: set[int] = set()
+    outline: list[tuple[int, str]] = []  # (level, anchor) of the headings the next one may sit under
+    for heading, start in zip(headings, starts, strict=True):
+        lo, hi = bisect_left(offsets, start.after_text), bisect_right(offsets, heading.offset)
+        touching = elements[lo:hi]
+        taken.update(id(e) for e in touching)
+        open_here = {id(e) for e in start.holders}
+        attached = [e for e in touching if id(e) in open_here or e.tag in _TARGETS]
+        holding = [e for e in start.holders if e.offset < start.after_text]
+        while outline and outline[-1][0] >= heading.level:
+            outline.pop()
+        name = (
+            start.own
+            or (attached[0].name if attached else None)
+            or start.term
+            or (holding[-1].name if holding else None)
+            or (outline[-1][1] if outline else "")
+        )
+        outline.append((heading.level, name))
+        placed[heading.offset] = name
+    anchors = [Anchor(offset, name) for offset, name in placed.items()]
+    seen = set(placed)
+    for element in elements:
+        if id(element) in taken or element.offset in seen:
+            continue
+        seen.add(element.offset)
+        anchors.append(Anchor(element.offset, element.name))
+    return sorted(anchors, key=lambda a: a.offset)
