@@ -115,8 +115,8 @@ def test_one_over_long_message_does_not_poison_the_rest_of_the_chat(
     shown = capsys.readouterr()
     pasted_turn, linux, mac = [json.loads(line) for line in shown.out.splitlines()]
 
-    assert pasted_turn["error"].startswith("the question is too long for the model")
     assert "error" not in linux and "error" not in mac, shown.err
+    assert pasted_turn["error"].startswith("the question is too long for the model")
     assert "Unpack the tarball" in linux["answer"]
     assert "brew install frobnicator" in mac["answer"]
     # Every prompt the model was sent fitted its context; the long message was dropped from history.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -355,16 +356,23 @@ def test_a_renamed_then_recreated_folder_is_watched_and_indexed_again(tmp_path: 
     with watcher(session, docs, WatchSettings(quiet_ms=200, max_wait_ms=2_000)) as updates:
         eventually(lambda: any(u.report is not None for u in updates), "the first ingest")
         docs.rename(tmp_path / "docs-old")
-        eventually(lambda: any(u.error is not None and "is gone" in u.error.message for u in updates), "gone")
         docs.mkdir()
         otters = docs / "otters.md"
         otters.write_text("# Otters\n\nSea otters hold hands while they sleep.\n", encoding="utf-8")
         eventually(lambda: str(otters.resolve()) in indexed(), "a file in the new folder of that name")
         # And it is that folder that is watched now, not the renamed one.
-        (docs / "rivers.md").write_text("# Rivers\n\nThe Danube flows into the Black Sea.\n", encoding="utf-8")
-        eventually(lambda: str((docs / "rivers.md").resolve()) in indexed(), "a later file in the new folder")
+        rivers = docs / "rivers.md"
+        rivers.write_text("# Rivers\n\nThe Danube flows into the Black Sea.\n", encoding="utf-8")
+        eventually(lambda: str(rivers.resolve()) in indexed(), "a later file in the new folder")
+        assert indexed() == {str(otters.resolve()), str(rivers.resolve())}
 
-    assert indexed() == {str(otters.resolve()), str((docs / "rivers.md").resolve())}
+        # Deleted: said once, and indexed again once it is back.
+        shutil.rmtree(docs)
+        eventually(lambda: any(u.error is not None and "is gone" in u.error.message for u in updates), "gone")
+        docs.mkdir()
+        otters.write_text("# Otters\n\nSea otters hold hands while they sleep.\n", encoding="utf-8")
+        eventually(lambda: indexed() == {str(otters.resolve())}, "the folder made again")
+    assert sum(1 for u in updates if u.error is not None) == 1
 
 
 def test_an_update_refused_by_a_busy_lock_is_retried_and_says_so(tmp_path: Path, embedder: Embedder) -> None:
