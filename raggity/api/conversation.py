@@ -130,7 +130,9 @@ class Conversation:
         recent = bounded(history[-REWRITE_EXCHANGES:], model.count_tokens, budget)
         if not recent:
             # Nothing of the conversation fits beside the message: it is searched for as written.
-            return Staged(text, 1, {"question": text, "from": text, "fallback": True, "dropped": len(history)})
+            return Staged(
+                text, 1, {"question": text, "from": text, "fallback": True, "dropped": len(history)}
+            )
         lines = [
             f"{role}: {m['content']}"
             for e in recent

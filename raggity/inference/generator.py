@@ -143,7 +143,7 @@ class _Guarded:
         if self.caught is None:
             try:
                 return self._inner(input_ids, scores)
-            except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt above all; re-raised by raise_caught
+            except BaseException as exc:  # KeyboardInterrupt above all; raise_caught re-raises it
                 self.caught = exc
         import numpy as np  # noqa: PLC0415 - loads the runtime on first use
 

@@ -54,7 +54,9 @@ def _chat_bytes(config: Path, lines: bytes, *options: str) -> subprocess.Complet
 
 
 def test_a_line_that_is_not_utf8_is_refused_alone_and_the_json_chat_goes_on(index: Index) -> None:
-    done = _chat_bytes(index.config, b"caf\xe9 au lait?\n/reset\nWhich moon of Jupiter has erupting volcanoes?\n", "--json")
+    done = _chat_bytes(
+        index.config, b"caf\xe9 au lait?\n/reset\nWhich moon of Jupiter has erupting volcanoes?\n", "--json"
+    )
     stderr = done.stderr.decode("utf-8")
 
     assert done.returncode == 0, stderr
@@ -83,8 +85,10 @@ def test_a_line_that_is_not_utf8_is_refused_alone_and_the_plain_chat_goes_on(ind
 def test_reset_in_json_forgets_the_conversation(index: Index, capsys: pytest.CaptureFixture[str]) -> None:
     generator = ScriptedGenerator(scripted_chat)
     conversation = chat(index, generator)
-    json_lines(conversation, io.StringIO("How do I install frobnicator on Linux?\n  /reset \nAnd on macOS?\n"))
-    first, reset, second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    json_lines(
+        conversation, io.StringIO("How do I install frobnicator on Linux?\n  /reset \nAnd on macOS?\n")
+    )
+    _, reset, second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
     assert reset == {"message": "  /reset \n", "reset": True}
     # After the reset, "And on macOS?" is a first message: nothing to rewrite it from.
@@ -115,7 +119,8 @@ def test_one_over_long_message_does_not_poison_the_rest_of_the_chat(
     shown = capsys.readouterr()
     pasted_turn, linux, mac = [json.loads(line) for line in shown.out.splitlines()]
 
-    assert "error" not in linux and "error" not in mac, shown.err
+    assert "error" not in linux, shown.err
+    assert "error" not in mac, shown.err
     assert pasted_turn["error"].startswith("the question is too long for the model")
     assert "Unpack the tarball" in linux["answer"]
     assert "brew install frobnicator" in mac["answer"]

@@ -95,7 +95,9 @@ def hostile(*, nul: bool, undecodable: bool, long: bool = True) -> st.SearchStra
     joined = st.lists(st.one_of(st.sampled_from(pieces), _TEXT), max_size=6).map("".join)
     options = [joined, st.sampled_from(["", " ", "   \t "])]
     if long:
-        options.append(st.builds(lambda s, n: (s or "x") * n, st.sampled_from(pieces), st.integers(500, 3000)))
+        options.append(
+            st.builds(lambda s, n: (s or "x") * n, st.sampled_from(pieces), st.integers(500, 3000))
+        )
     strategy = st.one_of(*options)
     return strategy if nul else strategy.map(lambda s: s.replace("\x00", ""))
 
@@ -112,12 +114,19 @@ def assert_no_escapes(*streams: str) -> None:
         assert found is None, f"raw {found.group()!r} reached the terminal: {text[:300]!r}"
 
 
+# Written into the checkout by the tools running the suite, never by raggity.
+_TOOL_CACHES = frozenset(
+    {".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".import_linter_cache"}
+)
+
+
 def outside_snapshot() -> dict[str, object]:
-    """What a run must never touch outside pytest's tmp folders: the checkout and the home folder."""
+    """What a run must never touch outside pytest's tmp folders: the checkout and the home folder
+    (a stray `.raggity` index or a `raggity.toml` there would show)."""
     home = Path.home()
     return {
-        "checkout": sorted(p.name for p in CHECKOUT.iterdir()),
-        "home": sorted(p.name for p in home.iterdir()) if home.is_dir() else [],
+        "checkout": sorted(p.name for p in CHECKOUT.iterdir() if p.name not in _TOOL_CACHES),
+        "home": sorted(p.name for p in home.iterdir() if p.name not in _TOOL_CACHES) if home.is_dir() else [],
     }
 
 

@@ -79,13 +79,26 @@ def message_lines(data: bytes) -> list[str]:
 def assert_error_lines(stderr: str) -> None:
     assert "Traceback" not in stderr
     for line in stderr.splitlines():
-        assert line.startswith(
-            ("error: ", "  fix: ", "warning: ", "the documents could not be searched", "unknown command", "/save")
-        ) or line.endswith(("already exists; /save to a new file name",)) or "could not write" in line, line
+        assert (
+            line.startswith(
+                (
+                    "error: ",
+                    "  fix: ",
+                    "warning: ",
+                    "the documents could not be searched",
+                    "unknown command",
+                    "/save",
+                )
+            )
+            or line.endswith(("already exists; /save to a new file name",))
+            or "could not write" in line
+        ), line
 
 
 def conversation(indexed: Indexed) -> Conversation:
-    session = Raggity(load_config(indexed.config), embedder=indexed.embedder, generator=ScriptedGenerator(script))
+    session = Raggity(
+        load_config(indexed.config), embedder=indexed.embedder, generator=ScriptedGenerator(script)
+    )
     return Conversation(session)
 
 
@@ -105,7 +118,8 @@ def test_chat_json_answers_or_refuses_each_hostile_line(
         kinds = [key for key in ("answer", "error", "reset") if key in obj]
         assert len(kinds) == 1, obj
         if "error" in obj:
-            assert "\n" not in obj["error"] and obj["fix"], obj
+            assert "\n" not in obj["error"], obj
+            assert obj["fix"], obj
     assert_no_escapes(out.getvalue(), err.getvalue())
     assert_error_lines(err.getvalue())
     assert list(work.iterdir()) == []  # --json has no /save: nothing is written

@@ -86,7 +86,9 @@ def read_only_command(config: Path) -> st.SearchStrategy[list[str]]:
 
 @FUZZ
 @given(data=st.data())
-def test_read_only_commands_take_hostile_values(indexed: Indexed, data: st.DataObject, tmp_path: Path) -> None:
+def test_read_only_commands_take_hostile_values(
+    indexed: Indexed, data: st.DataObject, tmp_path: Path
+) -> None:
     index_before = tree(indexed.index)
     outside = outside_snapshot()
     args = data.draw(read_only_command(indexed.config))
@@ -115,7 +117,9 @@ def test_commands_that_write_take_hostile_names_and_write_only_under_tmp(
 ) -> None:
     work = tmp_path_factory.mktemp("work")
     config = work / "raggity.toml"
-    config.write_text(indexed.config.read_text(encoding="utf-8").replace(str(indexed.index), str(work / "index")))
+    config.write_text(
+        indexed.config.read_text(encoding="utf-8").replace(str(indexed.index), str(work / "index"))
+    )
     args = {
         "init": ["init", name],
         "ingest": ["ingest", name, "--config", str(config)],

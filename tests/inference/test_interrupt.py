@@ -24,7 +24,9 @@ SCHEMA: dict[str, object] = {
     "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 400}},
     "required": ["question"],
 }
-MESSAGES = [{"role": "user", "content": "Rewrite as one question in JSON: and on macOS, how do I install it?"}]
+MESSAGES = [
+    {"role": "user", "content": "Rewrite as one question in JSON: and on macOS, how do I install it?"}
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +57,13 @@ def ctrl_c_in_processor(file_name: str, at_call: int) -> Iterator[list[int]]:
         sys.settrace(None)
 
 
-def test_ctrl_c_during_a_constrained_rewrite_stops_it_and_reaches_the_caller(generator: LlamaGenerator) -> None:
+def test_ctrl_c_during_a_constrained_rewrite_stops_it_and_reaches_the_caller(
+    generator: LlamaGenerator,
+) -> None:
     pieces: list[str] = []
+    stream = generator.stream(MESSAGES, max_tokens=64, temperature=0.0, json_schema=SCHEMA)
     with ctrl_c_in_processor("greedy_grammar.py", at_call=3), pytest.raises(KeyboardInterrupt):
-        for piece in generator.stream(MESSAGES, max_tokens=64, temperature=0.0, json_schema=SCHEMA):
-            pieces.append(piece)
+        pieces.extend(stream)
     # Stopped at the interrupted step: at most the two tokens chosen before it reached the caller.
     assert len(pieces) <= 2
     # The model is usable afterwards: the next call is a whole reply.

@@ -156,7 +156,10 @@ def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:
 
     run_client(index.config, body)
 
-    assert seen["number"] == "Error executing tool search: query is 123: pass the words or question to look for, as text"
+    assert (
+        seen["number"]
+        == "Error executing tool search: query is 123: pass the words or question to look for, as text"
+    )
     assert seen["missing"] == (
         "Error executing tool search: query is missing: pass the words or question to look for, as text"
     )
@@ -165,7 +168,9 @@ def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:
     assert "question is {'a': 'xxxxxxxxxxxxxxx" in seen["long"]
     assert len(seen["long"]) < 150
     for text in seen.values():
-        assert "\n" not in text and "pydantic" not in text and "http" not in text, text
+        assert "\n" not in text, text
+        assert "pydantic" not in text, text
+        assert "http" not in text, text
         assert "\x1b" not in text
 
 

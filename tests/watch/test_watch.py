@@ -344,7 +344,9 @@ def watcher(session: Raggity, docs: Path, settings: WatchSettings) -> Iterator[l
     assert failure == []
 
 
-def test_a_renamed_then_recreated_folder_is_watched_and_indexed_again(tmp_path: Path, embedder: Embedder) -> None:
+def test_a_renamed_then_recreated_folder_is_watched_and_indexed_again(
+    tmp_path: Path, embedder: Embedder
+) -> None:
     config = write_config(tmp_path, index={"path": str(tmp_path / "index")})
     docs = tmp_path / "docs"
     write_corpus(docs)
@@ -395,7 +397,8 @@ def test_an_update_refused_by_a_busy_lock_is_retried_and_says_so(tmp_path: Path,
             assert "another ingest is running" in busy.message
             assert "--wait" not in busy.hint
             assert "tried again in 0.5s" in busy.hint
-            assert updates[1].error is not None and "tried again in 1s" in updates[1].error.hint
+            assert updates[1].error is not None
+            assert "tried again in 1s" in updates[1].error.hint
             lock.__exit__(None, None, None)
             eventually(lambda: any(u.report is not None for u in updates), "an update once the lock is free")
             assert [u.report.added for u in updates if u.report is not None] == [6]
