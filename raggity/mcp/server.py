@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -145,8 +147,27 @@ def argument_error(tool: str, error: ValidationError) -> str:
     return f"Error executing tool {tool}: {name} {problem}: pass {expected}"
 
 
+_HIDDEN = re.compile(r"[^\x20-\x7e]")
+
+
+def _escaped(char: str) -> str:
+    if unicodedata.category(char) == "Cc":
+        return f"\\x{ord(char):02x}"
+    if unicodedata.category(char) in {"Cf", "Cs", "Zl", "Zp"} and char not in "\u200c\u200d":
+        return f"<U+{ord(char):04X}>"
+    return char
+
+
+def plain_line(text: str) -> str:
+    """An error as one line of plain text: control, bidi and invisible characters (from a tool name,
+    a file name, a value the caller sent) written as escapes, as the CLI shows them. An agent may
+    print the error to a terminal: "Unknown tool: ESC[2J" cleared the screen."""
+    return _HIDDEN.sub(lambda match: _escaped(match.group()), text)
+
+
 class OneLineServer(MCPServer[Any]):
-    """MCPServer whose argument errors are one line, as every other error of these tools is."""
+    """MCPServer whose errors are one line of plain text: argument errors included, whose pydantic
+    report was several lines and a URL, and names the caller sent, shown as escapes."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -155,8 +176,8 @@ class OneLineServer(MCPServer[Any]):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(argument_error(name, exc.__cause__)) from None
-            raise
+                raise ToolError(plain_line(argument_error(name, exc.__cause__))) from None
+            raise ToolError(plain_line(str(exc))) from None
 
 
 def build_server(session: Raggity, config: Config) -> MCPServer[Any]:

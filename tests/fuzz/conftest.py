@@ -35,7 +35,7 @@ settings.register_profile(
 )
 FUZZ = settings.get_profile("long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "fuzz")
 # A door that starts a process per example (the MCP server) runs fewer, longer examples.
-FUZZ_FEW = settings(FUZZ, max_examples=max(2, FUZZ.max_examples // 4))
+FUZZ_FEW = settings(FUZZ, max_examples=max(2, FUZZ.max_examples // 6))
 
 # -- hostile values -----------------------------------------------------------------------------
 # Terminal escapes (CSI, OSC title, 8-bit CSI), line tricks, bidi overrides, invisible characters,

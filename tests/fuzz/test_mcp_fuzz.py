@@ -51,7 +51,7 @@ OTHER = st.one_of(
     st.tuples(st.sampled_from(["", "ingest", "Search", "search ", "\x1b[2J"]), st.just({})),
 )
 CALLS = st.tuples(
-    st.lists(SEARCH, min_size=1, max_size=12), st.lists(ASK, max_size=2), st.lists(OTHER, max_size=3)
+    st.lists(SEARCH, min_size=1, max_size=8), st.lists(ASK, max_size=1), st.lists(OTHER, max_size=3)
 )
 
 

@@ -153,6 +153,7 @@ def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:
         seen["null"] = error_text(await session.call_tool("ask", {"question": None}))
         seen["list"] = error_text(await session.call_tool("ask", {"question": ["\x1b[2J", "b"]}))
         seen["long"] = error_text(await session.call_tool("ask", {"question": {"a": "x" * 500}}))
+        seen["tool"] = error_text(await session.call_tool("\x1b[2J\u202e", {}))
 
     run_client(index.config, body)
 
@@ -167,6 +168,8 @@ def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:
     assert seen["list"].startswith("Error executing tool ask: question is ['\\x1b[2J', 'b']: pass")
     assert "question is {'a': 'xxxxxxxxxxxxxxx" in seen["long"]
     assert len(seen["long"]) < 150
+    # A name the caller sent is quoted with its controls as escapes: an agent may print the error.
+    assert seen["tool"] == "Unknown tool: \\x1b[2J<U+202E>"
     for text in seen.values():
         assert "\n" not in text, text
         assert "pydantic" not in text, text
