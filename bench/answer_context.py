@@ -19,21 +19,22 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from raggity.api.evaluate import document_source
+from raggity.api.evaluate import corpus_documents
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
+from raggity.core.protocols import Generator
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Chunk
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.ask import expand_to_parents, select_candidates
-from raggity.pipeline.focus import focus_sources
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import PromptSource, build_messages
+from raggity.pipeline.answer.focus import focus_sources
+from raggity.pipeline.answer.prompt import PromptSource, build_messages
+from raggity.pipeline.answer.stages import expand_to_parents
+from raggity.retrieval.selection import select_candidates
 
 SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
 
 
-def prompt_tokens(model: TextGenerator, question: str, chunks: Sequence[Chunk]) -> int:
+def prompt_tokens(model: Generator, question: str, chunks: Sequence[Chunk]) -> int:
     sources = [PromptSource(n, c, c.text) for n, c in enumerate(chunks, start=1)]
     return sum(model.count_tokens(m["content"]) for m in build_messages(question, sources))
 
@@ -46,18 +47,18 @@ def main() -> None:
     squad = load_beir(SHARED / "squad2-dev")
     session = Raggity(replace(Config(), index=IndexConfig(str(args.index.resolve()))), warn=lambda _: None)
     if not args.index.exists():
-        session.ingest_run().index_sources([document_source(d) for d in squad.corpus], lambda _: True)
+        session.index_documents(corpus_documents(squad))
     questions = random.Random(1).sample(
         [q.question for q in squad.questions if not q.impossible], args.questions
     )
-    settings = session._ask_settings()
+    settings = session.settings()
     model = session.generator
     sizes: list[tuple[int, int]] = []
     for question in questions:
-        candidates = select_candidates(session.retrieve(question, TraceRecorder()), settings)
-        assert session._snapshot is not None
+        found = session.retrieve(question, TraceRecorder())
+        candidates = select_candidates(found, settings.top_k, settings.relevance_floor)
         chunks = (
-            expand_to_parents(candidates, session._snapshot.table)
+            expand_to_parents(candidates, session.searcher.snapshot.table)
             if settings.parent_document
             else [c.chunk for c in candidates]
         )

@@ -1,4 +1,4 @@
-"""Calibrates the answerability thresholds (raggity/pipeline/answerability.py) on shared data.
+"""Calibrates the answerability thresholds (raggity/pipeline/answer/answerability.py) on shared data.
 
 Signals are collected by the real ask pipeline with its thresholds switched off, on a calibration
 split chosen by hashing question ids (sha256(id)[0] % 4 == 0), so that any evaluation sample drawn
@@ -21,7 +21,7 @@ at the configured floor, or change the default floor in the same reviewed commit
     python -m bench.calibrate_answerability [--per-group 400] [--model NAME] [--search-floor]
 
 Writes bench/results/answerability.<model>.json; the pair chosen goes into CALIBRATED in
-raggity/pipeline/answerability.py by hand, so that a change of thresholds is a reviewed commit.
+raggity/pipeline/answer/answerability.py by hand, so that a change of thresholds is a reviewed commit.
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from raggity.api.evaluate import document_source
+from raggity.api.evaluate import corpus_documents
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig
+from raggity.core.protocols import Generator
 from raggity.core.trace import TraceRecorder
 from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.answerability import ContinuationScorer, Thresholds
-from raggity.pipeline.ask import answer_from_candidates
-from raggity.pipeline.prompt import PROMPT_VERSION
+from raggity.pipeline.answer.answerability import Thresholds
+from raggity.pipeline.answer.prompt import PROMPT_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
@@ -56,7 +56,7 @@ OFF = Thresholds(min_coverage=0.0, max_refusal_probability=1.0)
 class SignalsOnly:
     """The real generator for the refusal probability; generates nothing after it."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Generator) -> None:
         self._inner = inner
         self.identity = inner.identity
         self.context_size = inner.context_size
@@ -65,26 +65,18 @@ class SignalsOnly:
         return int(self._inner.count_tokens(text))
 
     def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
-        assert isinstance(self._inner, ContinuationScorer)
         return self._inner.continuation_probability(messages, text)
 
     def stream(self, messages: Sequence[dict[str, str]], **_: object) -> Iterator[str]:
         return iter(())
 
 
-def signals(session: Raggity, model: SignalsOnly, question: str) -> dict[str, Any]:
+def signals(session: Raggity, question: str) -> dict[str, Any]:
+    """`session` answers through SignalsOnly: the judgement is read, nothing is generated."""
     trace = TraceRecorder()
     candidates = session.retrieve(question, trace)
-    settings = replace(session._ask_settings(), sufficiency_floor=0.0, answerability=OFF)
-    assert session._snapshot is not None
-    answer = answer_from_candidates(
-        question,
-        candidates,
-        settings=settings,
-        table=session._snapshot.table,
-        generator=lambda: model,
-        trace=trace,
-    )
+    settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
+    answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
     detail = {t.stage: t.detail for t in answer.trace}
     sources = [c.chunk.source for c in candidates[: settings.top_k]]
     return {
@@ -172,8 +164,8 @@ def main() -> None:
     )
     session = Raggity(config, warn=lambda _: None)
     if not args.index.exists():
-        session.ingest_run().index_sources([document_source(d) for d in squad.corpus], lambda _: True)
-    model = SignalsOnly(session.generator)
+        session.index_documents(corpus_documents(squad))
+    session = session.with_generator(SignalsOnly(session.generator))
     started = time.perf_counter()
     RESULTS.mkdir(parents=True, exist_ok=True)
     # Signals already collected for this model and index (an interrupted run resumes from them).
@@ -194,7 +186,7 @@ def main() -> None:
                     continue
                 question = questions[i]
                 if question not in done:
-                    done[question] = {"question": question, **signals(session, model, question)}
+                    done[question] = {"question": question, **signals(session, question)}
                     log.write(json.dumps(done[question]) + "\n")
                     log.flush()
                 groups[name].append(done[question])

@@ -1,5 +1,6 @@
 """Time to the first text `rag ask` shows, for whichever raggity is first on the path, so that two
-commits can be compared in one run (docs/answers.md, "The model").
+commits can be compared in one run (docs/answers.md, "The model"; the runs so far:
+docs/lab/answers-notebook.md, "The model").
 
     PYTHONPATH=<checkout of a commit> python <this checkout>/bench/first_text.py --index DIR [--questions 20]
 

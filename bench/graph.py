@@ -23,13 +23,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from raggity.api.evaluate import document_source, ranked_documents
+from raggity.api.evaluate import ranked_documents
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig
 from raggity.core.trace import TraceRecorder
+from raggity.core.types import TextDocument
 from raggity.evaluation.dataset import CorpusDoc, load_beir
-from raggity.pipeline.graph_build import GraphBuildStatus, live_chunk_ids
-from raggity.pipeline.ingest_run import GraphUpdate
+from raggity.pipeline.ingest.graph_build import GraphBuildStatus, live_chunk_ids
 from raggity.retrieval.graph_model import load_graph
 
 DATASET = Path("/work/shared/eval/squad2-dev")
@@ -87,14 +87,14 @@ def main() -> None:
             retrieval=replace(base.retrieval, rerank=False),
         )
         session = Raggity(config)
-        session.ingest_run().index_sources([document_source(d) for d in sample], lambda _: True)
+        session.index_documents([TextDocument(d.id, d.text, d.title) for d in sample])
         chunks = len(live_chunk_ids(session.layout))
 
         t0 = time.perf_counter()
         session.generator  # noqa: B018 - load outside the timed loop
         load_seconds = time.perf_counter() - t0
         last: list[GraphBuildStatus] = []
-        update = GraphUpdate(lambda: session.generator, session.graph_settings())
+        update = session.indexer.graph_update()
         report = update.run(session.layout, lambda status: _log(status, last))
         loop_seconds = last[-1].seconds if last else 0.0
         per_chunk = loop_seconds / max(report.extracted, 1)

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from raggity.api.evaluate import document_source
+from raggity.api.evaluate import corpus_documents
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
 from raggity.evaluation.dataset import load_beir
@@ -16,10 +16,9 @@ from raggity.evaluation.dataset import load_beir
 def main(dataset: Path, index: Path) -> None:
     started = time.perf_counter()
     session = Raggity(Config(index=IndexConfig(str(index))))
-    corpus = load_beir(dataset).corpus
-    report = session.ingest_run().index_sources(
-        [document_source(d) for d in corpus], lambda _: True, rebuild=True
-    )
+    collection = load_beir(dataset)
+    corpus = collection.corpus
+    report = session.index_documents(corpus_documents(collection), rebuild=True)
     wall = time.perf_counter() - started
     print(
         json.dumps(

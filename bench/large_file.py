@@ -10,38 +10,18 @@ Tantivy writes in 512-chunk batches, the manifest) is the real pipeline. Prints 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import resource
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
-from raggity.core.protocols import Vectors
-from raggity.pipeline.sources import file_source
-
-
-class HashEmbedder:
-    """Deterministic unit vectors, 384 wide; a stand-in where only the pipeline's memory is measured."""
-
-    dim = 384
-    identity = "hash-embedder"
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        seeds = [
-            int.from_bytes(hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-            for t in texts
-        ]
-        rows = np.stack([np.random.default_rng(s).standard_normal(self.dim) for s in seeds]).astype(
-            np.float32
-        )
-        unit: Vectors = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-        return unit
+from raggity.pipeline.ingest.sources import file_source
+from raggity.testing import HashEmbedder
 
 
 def write_text(path: Path, megabytes: int) -> None:
@@ -68,7 +48,7 @@ def main() -> None:
         started = time.perf_counter()
         # The file is far past the default max_file_chars on purpose: this measures streaming.
         source = file_source(big, max_chars=big.stat().st_size)
-        report = session.ingest_run().index_sources([source], lambda _: True)
+        report = session.indexer.ingest_run().index_sources([source], lambda _: True)
         print(
             json.dumps(
                 {

@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raggity.api.evaluate import document_source, ranked_documents
+from raggity.api.evaluate import corpus_documents, ranked_documents
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.query_plan import TransformOptions
+from raggity.pipeline.search.query_plan import TransformOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SQUAD = Path(os.environ.get("RAGGITY_SQUAD_DATASET", ROOT.parent / "shared" / "eval" / "squad2-dev"))
@@ -58,7 +58,7 @@ def run(n: int, model: str, threads: int, rerank: bool, k: int, systems: list[st
     try:
         session = _session(workdir, model, threads, rerank)
         started = time.perf_counter()
-        session.ingest_run().index_sources([document_source(d) for d in dataset.corpus], lambda _: True)
+        session.index_documents(corpus_documents(dataset))
         index_seconds = time.perf_counter() - started
         session.generator  # noqa: B018 - load once, outside the timings
         rows: dict[str, dict[str, Any]] = {}
@@ -72,7 +72,7 @@ def run(n: int, model: str, threads: int, rerank: bool, k: int, systems: list[st
             "dataset": str(SQUAD.name),
             "questions": len(questions),
             "documents": len(dataset.corpus),
-            "model": session.generator_identity,
+            "model": session.models.generator_identity,
             "threads": threads or os.cpu_count(),
             "rerank": rerank,
             "k": k,

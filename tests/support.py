@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import tomli_w
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
-from raggity.pipeline.generation import TextGenerator
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -228,68 +226,6 @@ def store_ids(layout: IndexLayout) -> set[str]:
 
 
 Messages = Sequence[dict[str, str]]
-
-
-class ScriptedGenerator:
-    """A TextGenerator double for plumbing tests: `script` writes the reply to each prompt, and every
-    prompt it was sent is kept in `calls`."""
-
-    identity = "scripted-generator"
-    context_size = 4096
-
-    def __init__(self, script: Callable[[Messages], str]) -> None:
-        self._script = script
-        self.calls: list[list[dict[str, str]]] = []
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def stream(
-        self,
-        messages: Messages,
-        *,
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, object] | None = None,
-    ) -> Iterator[str]:
-        self.calls.append(list(messages))
-        yield from re.findall(r"\S+\s*", self._script(messages))
-
-
-class RecordingGenerator:
-    """Wraps a real generator: passes every call through and keeps each prompt (`calls`) and each
-    whole reply (`replies`)."""
-
-    def __init__(self, inner: TextGenerator) -> None:
-        self.inner = inner
-        self.identity = inner.identity
-        self.context_size = inner.context_size
-        self.calls: list[list[dict[str, str]]] = []
-        self.replies: list[str] = []
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def continuation_probability(self, messages: Messages, text: str) -> float:
-        """Passed through, so the pipeline reads the real model's judgement (see answerability)."""
-        return float(self.inner.continuation_probability(messages, text))  # type: ignore[attr-defined]
-
-    def stream(
-        self,
-        messages: Messages,
-        *,
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, object] | None = None,
-    ) -> Iterator[str]:
-        self.calls.append(list(messages))
-        pieces: list[str] = []
-        for piece in self.inner.stream(
-            messages, max_tokens=max_tokens, temperature=temperature, json_schema=json_schema
-        ):
-            pieces.append(piece)
-            yield piece
-        self.replies.append("".join(pieces))
 
 
 def must_not_generate(_: Messages) -> str:

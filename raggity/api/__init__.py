@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from raggity.api.conversation import Conversation, Turn
     from raggity.api.session import Raggity, SearchResult
+    from raggity.api.shapes import answer_json, candidate_json, citation_json, passage_json, trace_json
     from raggity.config.loader import load_config
     from raggity.config.schema import Config
     from raggity.core.errors import (
@@ -27,19 +28,28 @@ if TYPE_CHECKING:
         RaggityError,
         storage_error,
     )
-    from raggity.core.types import Answer, Candidate, Citation, StageTrace
+    from raggity.core.types import Answer, Candidate, Citation, Passage, StageTrace, TextDocument
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
-    from raggity.pipeline.attribution import UNVERIFIED_NOTE, verification_note
-    from raggity.pipeline.graph_build import GraphBuildStatus
-    from raggity.pipeline.ingest import IngestReport, Skipped
-    from raggity.pipeline.ingest_pace import IngestPace
+    from raggity.pipeline.answer.attribution import UNVERIFIED_NOTE, verification_note
+    from raggity.pipeline.ingest.graph_build import GraphBuildStatus
+    from raggity.pipeline.ingest.pace import IngestPace
+    from raggity.pipeline.ingest.sync import IngestReport, Skipped
+    from raggity.pipeline.models import Models
 
 _EXPORTS = {
     "Conversation": "raggity.api.conversation",
     "Turn": "raggity.api.conversation",
     "Raggity": "raggity.api.session",
     "SearchResult": "raggity.api.session",
+    "answer_json": "raggity.api.shapes",
+    "candidate_json": "raggity.api.shapes",
+    "citation_json": "raggity.api.shapes",
+    "passage_json": "raggity.api.shapes",
+    "Passage": "raggity.core.types",
+    "trace_json": "raggity.api.shapes",
+    "Models": "raggity.pipeline.models",
+    "TextDocument": "raggity.core.types",
     "load_config": "raggity.config.loader",
     "Config": "raggity.config.schema",
     "RaggityError": "raggity.core.errors",
@@ -56,12 +66,12 @@ _EXPORTS = {
     "Candidate": "raggity.core.types",
     "Citation": "raggity.core.types",
     "StageTrace": "raggity.core.types",
-    "GraphBuildStatus": "raggity.pipeline.graph_build",
-    "UNVERIFIED_NOTE": "raggity.pipeline.attribution",
-    "verification_note": "raggity.pipeline.attribution",
-    "IngestReport": "raggity.pipeline.ingest",
-    "Skipped": "raggity.pipeline.ingest",
-    "IngestPace": "raggity.pipeline.ingest_pace",
+    "GraphBuildStatus": "raggity.pipeline.ingest.graph_build",
+    "UNVERIFIED_NOTE": "raggity.pipeline.answer.attribution",
+    "verification_note": "raggity.pipeline.answer.attribution",
+    "IngestReport": "raggity.pipeline.ingest.sync",
+    "Skipped": "raggity.pipeline.ingest.sync",
+    "IngestPace": "raggity.pipeline.ingest.pace",
     "DEFAULT_PER_GROUP": "raggity.evaluation.answer_defaults",
     "DEFAULT_SEED": "raggity.evaluation.answer_defaults",
     "AnswerRecord": "raggity.evaluation.answer_run",
@@ -90,14 +100,22 @@ __all__ = [
     "IngestPace",
     "IngestReport",
     "ModelError",
+    "Models",
+    "Passage",
     "Raggity",
     "RaggityError",
     "SearchResult",
     "Skipped",
     "StageTrace",
+    "TextDocument",
     "Turn",
+    "answer_json",
+    "candidate_json",
+    "citation_json",
     "load_config",
+    "passage_json",
     "storage_error",
+    "trace_json",
     "verification_note",
 ]
 

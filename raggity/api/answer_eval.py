@@ -19,7 +19,7 @@ from raggity.evaluation.answer_run import (
     summarize_all,
 )
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.ingest import IngestProgress
+from raggity.pipeline.ingest.sync import IngestProgress
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,10 @@ def evaluate_answers(
     cases = sample_cases(dataset.questions, unrelated, per_group, seed)
     with eval_session(config, index_dir, warn, open_session) as session:
         # Resolving the generator's file first makes a wrong model name fail before a long ingest.
-        _ = session.generator_identity
+        _ = session.models.generator_identity
         index_seconds = index_corpus(session, dataset, progress)
         # Loaded before the first question, so that no question's time includes loading a model.
-        _ = session.scorer
+        _ = session.models.scorer
         generator = session.generator
         records = run_cases(session, cases, answers)
         return AnswerReport(

@@ -21,7 +21,7 @@ def cache_stats(config: Config) -> CacheStats:
 def clear_cache(config: Config) -> int:
     """Deletes every cached entry; returns how many. Refuses in a folder raggity did not create."""
     layout = IndexLayout(config.index_dir)
-    if not layout.cache.is_dir():
+    if not layout.cache.is_dir() and not layout.cache.is_symlink():
         return 0
-    claim_index_folder(layout)
+    claim_index_folder(layout)  # refuses a cache folder that is a link, or holds one
     return _store(config).clear()

@@ -9,15 +9,15 @@ from dataclasses import dataclass, replace
 from raggity.api.history import Exchange, HistoryGenerator, bounded
 from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
+from raggity.core.quoting import neutralise
 from raggity.core.trace import Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
-from raggity.pipeline.ask import AskSettings, room_for_sources, select_candidates
-from raggity.pipeline.prompt import neutralise
+from raggity.pipeline.answer.stages import PROMPT_OVERHEAD, room_for_sources
+from raggity.retrieval.selection import select_candidates
 
 # Of the context left after the answer and the prompt's own overhead, history may use this share;
 # the rest stays for the current turn's sources.
 HISTORY_SHARE = 0.5
-_PROMPT_OVERHEAD = 320
 # The rewrite sees only the last few exchanges: a follow-up refers to what was just said.
 REWRITE_EXCHANGES = 3
 REWRITE_MAX_TOKENS = 96
@@ -67,7 +67,7 @@ class Conversation:
 
     def __init__(self, session: Raggity) -> None:
         self._session = session
-        self._model = HistoryGenerator(lambda: session.generator, session.generator_identity)
+        self._model = HistoryGenerator(lambda: session.generator, session.models.generator_identity)
         self._answering = session.with_generator(self._model)
         self._turns: list[Turn] = []
 
@@ -95,7 +95,7 @@ class Conversation:
         self._model.set_history(history)
         session = self._answering
         try:
-            options = session.transform_options()
+            options = session.searcher.transform_options()
             candidates = session.retrieve(question, trace, transforms=options, use_cache=False)
         except Exception as exc:
             # Any failure to read the index (locked mid-rebuild, a file gone, a read error) costs
@@ -111,9 +111,7 @@ class Conversation:
 
     def _given(self, candidates: list[Candidate]) -> tuple[Candidate, ...]:
         r = self._session.config.retrieval
-        return tuple(
-            select_candidates(candidates, AskSettings(top_k=r.top_k, relevance_floor=r.relevance_floor))
-        )
+        return tuple(select_candidates(candidates, r.top_k, r.relevance_floor))
 
     def _rewrite(self, text: str, history: list[Exchange]) -> Staged[str]:
         model = self._session.generator
@@ -123,7 +121,7 @@ class Conversation:
         budget = (
             model.context_size
             - REWRITE_MAX_TOKENS
-            - _PROMPT_OVERHEAD
+            - PROMPT_OVERHEAD
             - model.count_tokens(REWRITE_SYSTEM)
             - model.count_tokens(text)
         )
@@ -155,7 +153,7 @@ class Conversation:
     def _bounded(self, history: list[Exchange]) -> Staged[list[Exchange]]:
         model = self._session.generator
         g = self._session.config.generation
-        budget = int((model.context_size - g.max_tokens - _PROMPT_OVERHEAD) * HISTORY_SHARE)
+        budget = int((model.context_size - g.max_tokens - PROMPT_OVERHEAD) * HISTORY_SHARE)
         kept = bounded(history, model.count_tokens, budget)
         return Staged(kept, len(kept), {"budget_tokens": budget, "dropped": len(history) - len(kept)})
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raggity.api.status import model_statuses, rebuild_notice
+from raggity.api.status import model_statuses
 from raggity.config.schema import Config
 from raggity.core.errors import IndexLocationError, RaggityError
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
+from raggity.store.rebuild_state import rebuild_notice
 from raggity.store.vector_table import VectorTableReader
 
 

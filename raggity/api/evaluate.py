@@ -3,7 +3,6 @@ definitions, and compare BM25 alone, dense alone, hybrid RRF and hybrid + rerank
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import time
@@ -14,12 +13,13 @@ from pathlib import Path
 
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
+from raggity.core.errors import IndexLocationError
 from raggity.core.trace import TraceRecorder
-from raggity.core.types import Candidate, Document, Heading
-from raggity.evaluation.dataset import BeirDataset, CorpusDoc, load_beir
+from raggity.core.types import Candidate, TextDocument
+from raggity.evaluation.dataset import BeirDataset, load_beir
 from raggity.evaluation.metrics import evaluate_run, percentile
-from raggity.pipeline.ingest import IngestProgress, SourceFile
-from raggity.pipeline.search import Mode
+from raggity.pipeline.ingest.sync import IngestProgress
+from raggity.pipeline.search.hybrid import Mode
 
 # Floors tabulated for the abstention trade-off (see docs/retrieval.md).
 FLOOR_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
@@ -53,16 +53,9 @@ class EvalReport:
     configured_floor: float
 
 
-def document_source(doc: CorpusDoc) -> SourceFile:
-    """A corpus document as an ingest source: title heading, then text; its id is its source name."""
-    text = f"{doc.title}\n\n{doc.text}" if doc.title else doc.text
-    headings = (Heading(0, 1, doc.title),) if doc.title else ()
-
-    def read() -> Iterator[Document]:
-        yield Document(doc.id, text, "text", headings)
-
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return SourceFile(doc.id, len(text), 0, lambda: digest, read)
+def corpus_documents(dataset: BeirDataset) -> list[TextDocument]:
+    """The collection's documents as the index holds them: named by id, headed by their title."""
+    return [TextDocument(d.id, d.text, d.title) for d in dataset.corpus]
 
 
 def ranked_documents(candidates: Sequence[Candidate], limit: int) -> list[str]:
@@ -133,10 +126,29 @@ def eval_session(
 def index_corpus(session: Raggity, dataset: BeirDataset, progress: IngestProgress | None) -> float:
     """Brings the session's index in step with the corpus (one source per document); returns seconds."""
     started = time.perf_counter()
-    session.ingest_run().index_sources(
-        [document_source(d) for d in dataset.corpus], lambda _: True, progress=progress
-    )
+    refuse_other_documents(session, dataset)
+    session.index_documents(corpus_documents(dataset), progress=progress)
     return time.perf_counter() - started
+
+
+def refuse_other_documents(session: Raggity, dataset: BeirDataset) -> None:
+    """Evaluating brings the index in step with the corpus, deleting whatever else it lists, so an
+    `--index FOLDER` that lists anything but this dataset's documents (the user's own index, an
+    evaluation index of another dataset) is refused: only a new or empty folder, or an evaluation
+    index of this same dataset (reused, its unchanged documents not embedded again), is written."""
+    from raggity.store.manifest import load_manifest  # noqa: PLC0415 - loaded only by the command that needs it
+
+    layout = session.layout
+    if not layout.exists():
+        return
+    ids = {doc.id for doc in dataset.corpus}
+    others = [source for source in load_manifest(layout.manifest).sources if source not in ids]
+    if others:
+        raise IndexLocationError(
+            f"{layout.root}: holds an index of other documents ({len(others)}, such as {others[0]!r}), "
+            f"not an evaluation index of {dataset.name}; refusing to replace it",
+            "pass --index a new or empty folder (or this dataset's own evaluation index)",
+        )
 
 
 def live_chunks(session: Raggity) -> int:
@@ -153,7 +165,7 @@ def _score_systems(
         ("dense", "dense", False),
         ("hybrid", "hybrid", False),
     ]
-    if session.scorer is not None:
+    if session.models.scorer is not None:
         plans.append(("hybrid+rerank", "hybrid", True))
     scores = []
     for name, mode, rerank in plans:

@@ -8,10 +8,9 @@ from pathlib import Path
 from raggity.api.session import Raggity
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
+from raggity.core.protocols import Generator
 from raggity.core.types import Location
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.graph_build import GraphBuildReport, GraphProgress, live_chunk_ids
-from raggity.pipeline.ingest_run import GraphUpdate
+from raggity.pipeline.ingest.graph_build import GraphBuildReport, GraphProgress, live_chunk_ids
 from raggity.retrieval.graph_model import Graph, load_graph, normalise_entity_name
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
@@ -21,7 +20,7 @@ from raggity.store.vector_table import VectorTableReader
 def graph_build(
     config: Config,
     *,
-    generator: TextGenerator | None = None,
+    generator: Generator | None = None,
     progress: GraphProgress | None = None,
     wait_seconds: float = 0.0,
 ) -> GraphBuildReport:
@@ -31,7 +30,7 @@ def graph_build(
     session = Raggity(config, generator=generator)
     layout = session.layout.require()
     with IngestLock(layout.lock, wait_seconds=wait_seconds):
-        return GraphUpdate(lambda: session.generator, session.graph_settings()).run(layout, progress)
+        return session.indexer.graph_update().run(layout, progress)
 
 
 # -- inspection ----------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import neutralise
+from raggity.core.protocols import Generator
+from raggity.core.quoting import neutralise
 
 Message = dict[str, str]
 
@@ -51,7 +51,7 @@ def history_tokens(exchanges: Sequence[Exchange], count_tokens: Callable[[str], 
 
 
 class HistoryGenerator:
-    """A TextGenerator that inserts `history` between the system message and the current request.
+    """A Generator that inserts `history` between the system message and the current request.
 
     The ask pipeline builds [system, user-with-this-turn's-sources] and fits the sources into
     `context_size`; this wrapper reports the model's context minus the history's tokens, so the
@@ -59,7 +59,7 @@ class HistoryGenerator:
     The sources stay in that one request: history holds only the exchanges' plain text.
     """
 
-    def __init__(self, load: Callable[[], TextGenerator], identity: str) -> None:
+    def __init__(self, load: Callable[[], Generator], identity: str) -> None:
         self._load = load
         self.identity = identity
         self._history: list[Message] = []
@@ -76,6 +76,10 @@ class HistoryGenerator:
     def count_tokens(self, text: str) -> int:
         return self._load().count_tokens(text)
 
+    def _with_history(self, messages: Sequence[Message]) -> list[Message]:
+        n = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+        return [*messages[:n], *self._history, *messages[n:]]
+
     def stream(
         self,
         messages: Sequence[Message],
@@ -84,11 +88,14 @@ class HistoryGenerator:
         temperature: float,
         json_schema: dict[str, object] | None = None,
     ) -> Iterator[str]:
-        n = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
-        head, rest = list(messages[:n]), list(messages[n:])
         yield from self._load().stream(
-            [*head, *self._history, *rest],
+            self._with_history(messages),
             max_tokens=max_tokens,
             temperature=temperature,
             json_schema=json_schema,
         )
+
+    def continuation_probability(self, messages: Sequence[Message], text: str) -> float:
+        """The judgement reads the same prompt the answer is written from, history included: chat
+        declines what ask declines, and the judged prompt stays in the model's cache for the answer."""
+        return self._load().continuation_probability(self._with_history(messages), text)

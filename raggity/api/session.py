@@ -1,54 +1,40 @@
-"""The Python API: `Raggity(config)` with ingest(), search() and ask()."""
+"""The Python API: `Raggity(config)` with ingest(), search() and ask().
+
+A thin front: it holds the config and the models, and delegates to the pipeline's three rooms,
+each built from (config, models): `Indexer` (pipeline/ingest/), `Searcher` (pipeline/search/) and
+`Answerer` (pipeline/answer/). Every door a user opens (rag ask, rag chat, rag mcp) answers through
+`Raggity.answer`, so each makes the same decision.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from raggity.api.status import rebuild_notice
 from raggity.config.schema import Config
-from raggity.core.errors import IndexStateError, RaggityError
-from raggity.core.protocols import Embedder, Scorer, Tokenizer, Vectors
+from raggity.core.errors import RaggityError
+from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import TraceRecorder
-from raggity.core.types import Answer, Candidate, Query, StageTrace
-from raggity.ingest.chunker import ChunkingSettings
+from raggity.core.types import Answer, Candidate, TextDocument
 from raggity.models.registry import check_generator_name
-from raggity.pipeline.answer_cache import AnswerCache
-from raggity.pipeline.answerability import thresholds_for
-from raggity.pipeline.ask import AskSettings, answer_from_candidates, select_candidates
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.graph_build import GraphBuildSettings, GraphProgress
-from raggity.pipeline.graph_source import GraphSource
-from raggity.pipeline.ingest import IngestProgress, IngestReport
-from raggity.pipeline.models import (
-    embedder_identity,
-    generator_identity,
-    load_embedder,
-    load_generator,
-    load_scorer,
-    load_tokenizer,
-)
-from raggity.pipeline.query_plan import TransformOptions, resolve_options
-from raggity.pipeline.retrieval import request_retriever
-from raggity.pipeline.search import HybridRetriever, IndexSnapshot, Mode, QueryPlan, SearchOptions
-from raggity.pipeline.transforms import Transforms, TransformSettings
-from raggity.store.cache_store import CacheStore
+from raggity.pipeline.answer.answerer import Answerer
+from raggity.pipeline.answer.stages import AskSettings
+from raggity.pipeline.ingest.graph_build import GraphProgress
+from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
+from raggity.pipeline.models import Models
+from raggity.pipeline.search.hybrid import Mode
+from raggity.pipeline.search.query_plan import TransformOptions
+from raggity.pipeline.search.searcher import Searcher, SearchResult
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
 
 if TYPE_CHECKING:
-    from raggity.pipeline.ingest_run import IngestRun
+    from raggity.pipeline.ingest.indexer import Indexer
 
 Warn = Callable[[str], None]
 
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    candidates: tuple[Candidate, ...]
-    trace: tuple[StageTrace, ...]
+__all__ = ["AskSettings", "Models", "Raggity", "SearchResult", "with_generation_model"]
 
 
 def with_generation_model(config: Config, model: str) -> Config:
@@ -66,103 +52,61 @@ def _ignore(_: str) -> None:
 class Raggity:
     """One knowledge base: a configuration, its index folder, and the models it uses.
 
-    Models are collaborators passed at construction, the way httpx clients take `transport=`:
-    `embedder`, `tokenizer` (the embedder's, which chunking counts with), `scorer` (cross-encoder)
-    and `generator` default to the real models the config names, each loaded on first use, so
-    `rag search` never loads the generator. Tests pass doubles here instead of patching.
-    `warn` receives one-line warnings (a missing reranker, a missing entity graph).
+    Models are collaborators handed in the way httpx clients take `transport=`: pass a `Models`, or
+    any of `embedder`, `tokenizer` (the embedder's, which chunking counts with), `scorer`
+    (cross-encoder) and `generator` as a shortcut; each model not given is the real one the config
+    names, loaded on first use, so `rag search` never loads the generator. Tests pass doubles
+    (raggity.testing) here instead of patching. `warn` receives one-line warnings (a missing
+    reranker, a missing entity graph, a rebuild in progress).
     """
 
     def __init__(
         self,
         config: Config | None = None,
         *,
+        models: Models | None = None,
         embedder: Embedder | None = None,
         tokenizer: Tokenizer | None = None,
         scorer: Scorer | None = None,
-        generator: TextGenerator | None = None,
+        generator: Generator | None = None,
         warn: Warn = _ignore,
     ) -> None:
         self.config = config or Config()
         self.layout = IndexLayout(self.config.index_dir)
-        self._embedder = embedder
-        self._tokenizer = tokenizer
-        self._scorer = scorer
-        self._scorer_resolved = scorer is not None
-        self._generator = generator
+        if models is not None and any(m is not None for m in (embedder, tokenizer, scorer, generator)):
+            raise TypeError("pass either models= or individual models, not both")
+        self.models = models or Models(
+            self.config, embedder=embedder, tokenizer=tokenizer, scorer=scorer, generator=generator, warn=warn
+        )
         self._warn = warn
-        self._snapshot: IndexSnapshot | None = None
-        self._graph: GraphSource | None = None
+        self.searcher = Searcher(self.config, self.models, warn=warn)
+        self.answerer = Answerer(self.config, self.models)
 
-    def with_generator(self, generator: TextGenerator) -> Raggity:
+    def with_generator(self, generator: Generator) -> Raggity:
         """A session on the same index, with the same models and warnings, that answers through
         `generator` (a conversation wraps the model to put its history into each answer's prompt)."""
-        return Raggity(
-            self.config,
-            embedder=self._embedder,
-            tokenizer=self._tokenizer,
-            scorer=self._scorer if self._scorer_resolved else None,
-            generator=generator,
-            warn=self._warn,
-        )
+        return Raggity(self.config, models=self.models.with_generator(generator), warn=self._warn)
 
-    # -- models, each loaded on first use unless given ------------------------------------------
+    # -- the models (properties kept for callers that used them before `Models`) -----------------
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = load_embedder(self.config)
-        return self._embedder
-
-    def _embed(self, texts: Sequence[str]) -> Vectors:
-        """Embeds with the embedder, loading it only when a query is first embedded."""
-        return self.embedder.embed(texts)
+        return self.models.embedder
 
     @property
     def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self.config)
-        return self._tokenizer
+        return self.models.tokenizer
 
     @property
-    def scorer(self) -> Scorer | None:
-        """The cross-encoder, or None (with one warning) when it is off or not installed."""
-        if not self._scorer_resolved:
-            self._scorer = load_scorer(self.config, self._warn)
-            self._scorer_resolved = True
-        return self._scorer
-
-    @property
-    def generator(self) -> TextGenerator:
-        if self._generator is None:
-            self._generator = load_generator(self.config)
-        return self._generator
-
-    @property
-    def generator_identity(self) -> str:
-        """The generator's identity without loading it (cache keys must not cost a model load)."""
-        if self._generator is not None:
-            return self._generator.identity
-        return generator_identity(self.config)
-
-    def cache_store(self, use_cache: bool | None = None) -> CacheStore | None:
-        """The answer/transform cache under the index folder, or None when caching is off."""
-        on = self.config.generation.cache if use_cache is None else use_cache
-        return CacheStore(self.layout.cache) if on else None
-
-    def transforms(self, use_cache: bool | None = None) -> Transforms:
-        g = self.config.generation
-        return Transforms(
-            lambda: self.generator,
-            identity=self.generator_identity,
-            settings=TransformSettings(expand_n=self.config.retrieval.expand_n, temperature=g.temperature),
-            cache=self.cache_store(use_cache),
-        )
-
-    def chunking(self) -> ChunkingSettings:
-        cfg = self.config.ingest
-        return ChunkingSettings(cfg.chunk_tokens, max(cfg.parent_tokens, cfg.chunk_tokens))
+    def generator(self) -> Generator:
+        return self.models.generator
 
     # -- ingest --------------------------------------------------------------------------------
+    @property
+    def indexer(self) -> Indexer:
+        from raggity.pipeline.ingest.indexer import Indexer  # noqa: PLC0415 - search must not pay for ingest's imports
+
+        return Indexer(self.config, self.models, warn=self._warn)
+
     def ingest(
         self,
         paths: Sequence[Path] = (),
@@ -173,14 +117,31 @@ class Raggity:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
-        """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest_run."""
-        from raggity.pipeline.ingest_run import IngestRequest  # noqa: PLC0415 - search must not pay for ingest's imports
+        """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest.run."""
+        from raggity.pipeline.ingest.run import IngestRequest  # noqa: PLC0415 - search must not pay for ingest's imports
 
         request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
         try:
-            return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
+            return self.indexer.ingest(request, progress=progress, graph_progress=graph_progress)
         finally:
-            self._snapshot = None
+            self.searcher.forget()
+
+    def index_documents(
+        self,
+        documents: Sequence[TextDocument],
+        *,
+        rebuild: bool = False,
+        wait_seconds: float = 0.0,
+        progress: IngestProgress | None = None,
+    ) -> IngestReport:
+        """Makes the index hold exactly `documents`, held in memory (a benchmark corpus, generated
+        pages): new and changed ones are embedded, unchanged ones kept, every other source removed."""
+        try:
+            return self.indexer.index_documents(
+                documents, rebuild=rebuild, wait_seconds=wait_seconds, progress=progress
+            )
+        finally:
+            self.searcher.forget()
 
     def ingest_roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
         """`paths` made absolute, or the config's [ingest] paths when none are given."""
@@ -193,60 +154,7 @@ class Raggity:
             )
         return tuple(roots)
 
-    def ingest_run(self) -> IngestRun:
-        """The ingest orchestrator for this index, with this session's models."""
-        from raggity.pipeline.ingest_run import GraphUpdate, IngestRun  # noqa: PLC0415 - search must not pay for ingest's imports
-
-        graph = (
-            GraphUpdate(lambda: self.generator, self.graph_settings())
-            if self.config.retrieval.graph
-            else None
-        )
-        return IngestRun(
-            self.layout,
-            self.config.ingest,
-            self.chunking(),
-            embedder=self.embedder,
-            tokenizer=self.tokenizer,
-            graph=graph,
-            warn=self._warn,
-        )
-
-    def graph_settings(self) -> GraphBuildSettings:
-        return GraphBuildSettings(max_tokens=min(self.config.generation.max_tokens, 256))
-
     # -- query ---------------------------------------------------------------------------------
-    def _open_snapshot(self) -> IndexSnapshot:
-        if self._snapshot is None:
-            self.layout.require()
-            snapshot = IndexSnapshot(self.layout)
-            self._check_fingerprint()
-            self._snapshot = snapshot
-            if notice := rebuild_notice(self.layout):
-                self._warn(notice)
-        return self._snapshot
-
-    def _check_fingerprint(self) -> None:
-        """Query vectors from one embedder are meaningless against an index built by another."""
-        built = load_manifest(self.layout.manifest).fingerprint
-        configured = embedder_identity(self.config)
-        if built is not None and built.embedder != configured:
-            raise IndexStateError(
-                f"{self.layout.root}: index was built with embedder {built.embedder}, "
-                f"but the config now uses {configured}",
-                "run `rag ingest --rebuild` to re-embed with the configured model",
-            )
-
-    def _graph_source(self) -> GraphSource:
-        if self._graph is None:
-            self._graph = GraphSource(
-                self.layout,
-                self._embed,
-                hops=self.config.retrieval.graph_hops,
-                warn=self._warn,
-            )
-        return self._graph
-
     def retrieve(
         self,
         question: str,
@@ -259,28 +167,17 @@ class Raggity:
         use_cache: bool | None = None,
         path_glob: str | None = None,
     ) -> list[Candidate]:
-        """Ranked candidates for `question`, every stage recorded in `trace`; `path_glob` keeps only
-        files whose path matches it (see raggity.pipeline.search.path_matches)."""
-        snapshot = self._open_snapshot()
-        cfg = self.config.retrieval
-        if not cfg.hybrid and mode == "hybrid":
-            mode = "dense"
-        options = SearchOptions(candidates or cfg.candidates, cfg.rrf_k, mode, cfg.dedup_cosine, path_glob)
-        scorer = self.scorer if rerank else None
-        graph = self._graph_source().leaf if cfg.graph else None
-
-        def hybrid(plan: QueryPlan) -> HybridRetriever:
-            return HybridRetriever(snapshot, options, plan=plan, trace=trace, scorer=scorer, graph=graph)
-
-        retriever = request_retriever(
-            hybrid,
-            transforms or TransformOptions(),
-            embed=None if mode == "bm25" else self._embed,
-            transforms=lambda: self.transforms(use_cache),
-            trace=trace,
-            warn=self._warn,
+        """Ranked candidates for `question`, every stage recorded in `trace` (see Searcher.retrieve)."""
+        return self.searcher.retrieve(
+            question,
+            trace,
+            mode=mode,
+            candidates=candidates,
+            rerank=rerank,
+            transforms=transforms,
+            use_cache=use_cache,
+            path_glob=path_glob,
         )
-        return retriever.retrieve(Query(question))
 
     def search(
         self,
@@ -293,16 +190,9 @@ class Raggity:
         path_glob: str | None = None,
     ) -> SearchResult:
         """The best `k` chunks for `query` (default [retrieval] top_k); no language model is loaded."""
-        if not query.strip():
-            raise RaggityError(
-                "the query is empty", 'search for something, e.g. rag search "install on linux"'
-            )
-        trace = TraceRecorder()
-        found = self.retrieve(
-            query, trace, mode=mode, candidates=candidates, rerank=rerank, path_glob=path_glob
+        return self.searcher.search(
+            query, k=k, mode=mode, candidates=candidates, rerank=rerank, path_glob=path_glob
         )
-        settings = replace(self._ask_settings(), top_k=k or self.config.retrieval.top_k)
-        return SearchResult(query, tuple(select_candidates(found, settings)), trace.stages)
 
     def ask(
         self,
@@ -322,29 +212,20 @@ class Raggity:
         if not question.strip():
             raise RaggityError("the question is empty", 'ask something, e.g. rag ask "how do I install it?"')
         trace = TraceRecorder()
-        options = self.transform_options(hyde=hyde, step_back=step_back, expand=expand, decompose=decompose)
+        options = self.searcher.transform_options(
+            hyde=hyde, step_back=step_back, expand=expand, decompose=decompose
+        )
         candidates = self.retrieve(
             question, trace, transforms=options, use_cache=use_cache, path_glob=path_glob
         )
-        return self.answer(question, candidates, trace, on_token=on_token, use_cache=use_cache, top_k=top_k)
-
-    def transform_options(
-        self,
-        *,
-        hyde: bool | None = None,
-        step_back: bool | None = None,
-        expand: bool | None = None,
-        decompose: bool = False,
-    ) -> TransformOptions:
-        """The query transforms for one question: the config's, overridden where not None."""
-        r = self.config.retrieval
-        return resolve_options(
-            TransformOptions(r.hyde, r.step_back, r.expand),
-            hyde=hyde,
-            step_back=step_back,
-            expand=expand,
-            decompose=decompose,
+        return self.answer(
+            question, candidates, trace, on_token=on_token, use_cache=use_cache, settings=self.settings(top_k)
         )
+
+    def settings(self, top_k: int | None = None) -> AskSettings:
+        """The answer settings the config gives; change them with dataclasses.replace and pass
+        them to `answer` to answer with other settings (see Answerer.settings)."""
+        return self.answerer.settings(top_k=top_k)
 
     def answer(
         self,
@@ -354,36 +235,18 @@ class Raggity:
         *,
         on_token: Callable[[str], None] | None = None,
         use_cache: bool | None = None,
-        top_k: int | None = None,
+        settings: AskSettings | None = None,
     ) -> Answer:
-        """The answer from already retrieved `candidates`: abstain, or generate and check citations."""
-        store = self.cache_store(use_cache)
-        settings = self._ask_settings()
-        if top_k is not None:
-            settings = replace(settings, top_k=top_k)
-        return answer_from_candidates(
+        """The answer from already retrieved `candidates`: abstain, decline, or generate and check
+        citations, with `settings` (default: the config's)."""
+        snapshot = self.searcher.snapshot
+        return self.answerer.answer(
             question,
             candidates,
-            settings=settings,
-            table=self._open_snapshot().table,
-            generator=lambda: self.generator,
-            trace=trace,
+            trace,
+            table=snapshot.table,
+            manifest=snapshot.manifest,
             on_token=on_token,
-            cache=None
-            if store is None
-            else AnswerCache(store, self.generator_identity, self.config.generation.seed),
-        )
-
-    def _ask_settings(self) -> AskSettings:
-        r, g = self.config.retrieval, self.config.generation
-        return AskSettings(
-            r.top_k,
-            r.sufficiency_floor,
-            r.relevance_floor,
-            r.parent_document,
-            g.max_tokens,
-            g.source_tokens,
-            g.temperature,
-            # model_path names a file nobody calibrated, whatever `model` says.
-            thresholds_for("" if g.model_path else g.model),
+            use_cache=use_cache,
+            settings=settings,
         )

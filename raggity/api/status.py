@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.config.schema import Config
-from raggity.core.errors import IndexStateError, ModelError
+from raggity.core.errors import ModelError
 from raggity.models.hashing import cache_home
 from raggity.models.packaged import GENERATORS
 from raggity.models.registry import (
@@ -18,9 +18,9 @@ from raggity.models.registry import (
     resolve_generator,
     resolve_reranker,
 )
-from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
+from raggity.store.rebuild_state import rebuild_notice
 
 
 @dataclass(frozen=True)
@@ -68,28 +68,6 @@ def index_size(layout: IndexLayout) -> int:
         except FileNotFoundError:
             continue
     return total
-
-
-def rebuild_notice(layout: IndexLayout) -> str:
-    """Why the index holds only part of the files right now ("" when it does not): a full rebuild is
-    running, or one was interrupted."""
-    try:
-        manifest = load_manifest(layout.manifest)
-    except IndexStateError:
-        return ""
-    if not manifest.rebuilding:
-        return ""
-    done = len(manifest.sources)
-    pid = running_writer(layout.lock)
-    if pid is not None:
-        return (
-            f"the index is being rebuilt (pid {pid}, {done} files so far): "
-            "results come only from those files until it finishes"
-        )
-    return (
-        f"a rebuild of the index stopped after {done} files: results come only from those; "
-        "run `rag ingest` to finish it"
-    )
 
 
 def index_status(config: Config) -> IndexStatus:

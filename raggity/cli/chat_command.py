@@ -76,7 +76,7 @@ def error_json(line: str, exc: RaggityError) -> dict[str, Any]:
 
 
 def turn_json(turn: Turn) -> dict[str, Any]:
-    from raggity.cli.render import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     data = answer_json(turn.answer)
     return {

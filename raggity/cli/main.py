@@ -159,10 +159,17 @@ def ingest(
             f" in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
             f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
             f"{report.chunks_written} chunks embedded ({rate:.1f}/s)",
-            (" (full rebuild: settings changed)" if report.rebuilt else "", "yellow"),
+            (_rebuild_note(report.rebuilt, asked=rebuild), "yellow"),
         )
     )
     out.print(plain(f"index: {session.layout.root}"))
+
+
+def _rebuild_note(rebuilt: bool, *, asked: bool) -> str:
+    """Why the index was rebuilt: --rebuild asked for it, or the settings it was built with changed."""
+    if not rebuilt:
+        return ""
+    return " (full rebuild: --rebuild)" if asked else " (full rebuild: settings changed)"
 
 
 @app.command()
@@ -180,7 +187,8 @@ def search(
     ] = False,
 ) -> None:
     """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
-    from raggity.cli.render import candidate_json, print_json, search_table, trace_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import candidate_json, trace_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_json, search_table, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     result = _session(config).search(query, k=k, path_glob=path)
     if json_out:
@@ -254,7 +262,8 @@ def ask(
     ] = False,
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
-    from raggity.cli.render import answer_json, print_answer, print_json, print_sources, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_answer, print_footer, print_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config, model=model)
@@ -287,7 +296,7 @@ def ask(
         print_answer(out, answer.text)
     else:
         sys.stdout.write("\n")
-    print_sources(out, answer)
+    print_footer(out, answer)
     if trace:
         out.print(trace_table(answer.trace))
 

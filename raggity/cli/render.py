@@ -45,64 +45,6 @@ def snippet(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def candidate_json(c: Candidate) -> dict[str, Any]:
-    return {
-        "id": c.chunk.id,
-        "source": c.chunk.source,
-        "location": str(c.chunk.location),
-        "score": round(c.score, 6),
-        "text": c.chunk.text,
-        "stages": {
-            "dense_rank": c.dense_rank,
-            "bm25_rank": c.bm25_rank,
-            "rrf_score": round(c.rrf_score, 6),
-            "dense_cosine": None if c.dense_cosine is None else round(c.dense_cosine, 6),
-            "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
-            "origins": list(c.origins),
-        },
-    }
-
-
-def trace_json(trace: Sequence[StageTrace]) -> list[dict[str, Any]]:
-    return [
-        {
-            "stage": t.stage,
-            "ms": t.ms,
-            "n_in": t.n_in,
-            "n_out": t.n_out,
-            **({"detail": t.detail} if t.detail else {}),
-        }
-        for t in trace
-    ]
-
-
-def answer_json(answer: Answer) -> dict[str, Any]:
-    return {
-        "question": answer.question,
-        "answer": answer.text,
-        "abstained": answer.abstained,
-        "refused": answer.refused,
-        "verified": answer.verified,
-        "verification_note": verification_note(answer),
-        "cached": answer.cached,
-        "citations": [_citation_json(c) for c in answer.citations],
-        "unsupported_sentences": list(answer.unsupported_sentences),
-        "sources_read": [_citation_json(c) for c in answer.sources_read],
-        "trace": trace_json(answer.trace),
-    }
-
-
-def _citation_json(c: Citation) -> dict[str, Any]:
-    return {
-        "n": c.n,
-        "source": c.source,
-        "location": str(c.location),
-        "text": c.text,
-        "supported": c.supported,
-        "warning": c.warning or None,
-    }
-
-
 def plain(text: str) -> Text:
     """One line of data as rich text: no markup, controls and newlines shown as escapes."""
     return Text(visible(text))
@@ -185,6 +127,51 @@ def print_sources(console: Console, answer: Answer) -> None:
     if answer.unsupported_sentences:
         console.print(
             f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"
+        )
+
+
+def print_footer(console: Console, answer: Answer) -> None:
+    """What follows an answer's text, the same at every door: its sources (or the note to check
+    them), a decline's closest passages, and whether the index is behind the files."""
+    print_sources(console, answer)
+    print_closest(console, answer)
+    print_freshness(console, answer)
+
+
+CLOSEST_HEADING = "Closest passages (they did not answer it)"
+
+
+def print_closest(console: Console, answer: Answer) -> None:
+    """Under a decline, where the tool looked: file and place (as rag show opens it), heading, and
+    the passage's line closest to the question. Plain data, never numbered like a citation."""
+    if not answer.declined or not answer.closest:
+        return
+    console.print(f"\n[bold]{CLOSEST_HEADING}[/bold]")
+    for p in answer.closest:
+        heading = f"  ({p.heading})" if p.heading else ""
+        console.print(
+            Text.assemble(
+                "  ", plain(p.location.cite(display_path(p.source))), Text(visible(heading), style="dim")
+            )
+        )
+        console.print(Text.assemble("      ", plain(p.snippet)))
+
+
+def print_freshness(console: Console, answer: Answer) -> None:
+    """Notes that the index is behind the files: a source that changed since it was indexed, and, on
+    a decline, files written since the last ingest (they may hold the answer)."""
+    for source in answer.changed_sources:
+        console.print(
+            Text.assemble(
+                ("note: ", "yellow"),
+                plain(display_path(source)),
+                (" changed since it was indexed: run `rag ingest`", "yellow"),
+            )
+        )
+    if answer.declined and answer.newer_files:
+        console.print(
+            f"[yellow]note: {answer.newer_files} file(s) in the indexed folders are newer than the index: "
+            "run `rag ingest` and ask again[/yellow]"
         )
 
 

@@ -182,15 +182,23 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
     elif expected == "str":
         if not isinstance(value, str):
             raise ConfigError(f"{label} must be a string, got {value!r}")
-        return value
+        return _without_nul(value, label)
     elif expected == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{label} must be a list of strings, got {value!r}")
-        return value
+        return [_without_nul(v, label) for v in value]
     if lo is not None and value < lo:
         raise ConfigError(f"{label} must be >= {_num(lo)}{_range_tail(hi)}, got {value!r}")
     if hi is not None and value > hi:
         raise ConfigError(f"{label} must be <= {_num(hi)}, got {value!r}")
+    return value
+
+
+def _without_nul(value: str, label: str) -> str:
+    """A null character cannot be in a path, model name or glob: the OS would refuse it much later
+    with "embedded null byte", an internal error instead of one naming the key."""
+    if "\x00" in value:
+        raise ConfigError(f"{label} must not contain a null character (\\u0000)", "remove it from the value")
     return value
 
 

@@ -56,17 +56,46 @@ class Retriever(Protocol):
     def retrieve(self, query: Query) -> list[Candidate]: ...
 
 
+# One chat message: {"role": "system" | "user" | "assistant", "content": text}.
+Messages = Sequence[dict[str, str]]
+
+
 class Generator(Protocol):
-    """A local chat model. `stream` yields text pieces as they are decoded."""
+    """A local chat model: the one generator contract, in one place.
+
+    Every member is required, the judgement included: a wrapper (chat's history, a recording test
+    double) that forgets `continuation_probability` fails type-checking where it is handed to the
+    pipeline, instead of silently skipping the model's judgement at run time. `raggity.testing` ships
+    doubles that fulfil the whole contract, and tests/test_contracts.py runs every implementation
+    through one conformance test.
+    """
 
     @property
-    def identity(self) -> str: ...
+    def identity(self) -> str:
+        """Changes whenever replies would change (model hash, prompt-affecting settings)."""
+        ...
+
+    @property
+    def context_size(self) -> int:
+        """Tokens the model reads and writes in one call: the prompt plus the reply."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens `text` takes in a prompt."""
+        ...
 
     def stream(
         self,
-        messages: Sequence[dict[str, str]],
+        messages: Messages,
         *,
         max_tokens: int,
         temperature: float,
         json_schema: dict[str, object] | None = None,
-    ) -> Iterator[str]: ...
+    ) -> Iterator[str]:
+        """The reply to `messages`, as text pieces while they are decoded."""
+        ...
+
+    def continuation_probability(self, messages: Messages, text: str) -> float:
+        """How likely the reply to `messages` starts with `text`, in [0, 1]. The model's judgement of
+        whether its sources answer a question is read this way (pipeline/answer/answerability.py)."""
+        ...

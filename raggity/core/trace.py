@@ -39,11 +39,14 @@ def passed(candidates: list[Candidate], /, **detail: object) -> Staged[list[Cand
 class TraceRecorder:
     """The trace of one request: every stage that ran, in order, as frozen StageTrace values.
 
-    Create one per question; `--trace` and `--json` print its `stages`.
+    Create one per question, when it is asked: `started` is that moment, so a stage can say how
+    long the person has waited (the first answer text, counted from Enter). `--trace` and `--json`
+    print its `stages`.
     """
 
     def __init__(self) -> None:
         self._stages: list[StageTrace] = []
+        self.started = time.perf_counter()
 
     def run(self, name: str, n_in: int, step: Callable[[], Staged[T]]) -> T:
         """Runs `step`, records it as stage `name`, and returns its value."""

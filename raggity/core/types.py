@@ -39,6 +39,16 @@ class Anchor:
 
 
 @dataclass(frozen=True, slots=True)
+class TextDocument:
+    """A document held in memory (a corpus record, a generated page), indexed under `name` by
+    `Raggity.index_documents`; `title`, when given, is its heading."""
+
+    name: str
+    text: str
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """Plain text read from one file, or one segment of a very large file.
 
@@ -172,6 +182,18 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class Passage:
+    """A passage the pipeline read but did not answer from, shown under a decline so that the reader
+    can see where it looked. Never a citation: nothing in it is claimed to support an answer.
+    `snippet` is its one line that shares most words with the question."""
+
+    source: str
+    location: Location
+    heading: str
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
 class StageTrace:
     """What one pipeline stage did: counts in and out, wall time, and free-form details."""
 
@@ -196,6 +218,17 @@ class Answer:
     # the answer rests on it). `citations` holds only those attached to sentences: when none is, the
     # reader is told to check the sources, and these are the ones to check.
     sources_read: tuple[Citation, ...] = ()
+    # When it declined (abstained or refused): the best few passages retrieval found, so that a
+    # decline still shows where to read. Empty when it answered.
+    closest: tuple[Passage, ...] = ()
+    # Files this answer rests on (cited, read or closest) that changed or vanished since they were
+    # indexed; and, on a decline, how many files in the indexed folders are newer than the index.
+    changed_sources: tuple[str, ...] = ()
+    newer_files: int = 0
+
+    @property
+    def declined(self) -> bool:
+        return self.abstained or self.refused
 
     @property
     def verified(self) -> bool:

@@ -11,7 +11,7 @@ from raggity.core.stopwords import ENGLISH_STOPWORDS
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)
-# A citation marker as the pipeline writes and reads it (raggity/pipeline/citations.py).
+# A citation marker as the pipeline writes and reads it (raggity/pipeline/answer/citations.py).
 _MARKER = re.compile(r"\[\d+\]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -83,6 +83,9 @@ class Discovery:
     skipped: tuple[SkippedFile, ...]
     # Left out by a default rule the config can lift (hidden, credentials, generated).
     excluded: tuple[SkippedFile, ...] = ()
+    # Each file's real path as discovery checked it: read through it (without following links), a
+    # file replaced by a link after discovery is not followed out of the root.
+    real_paths: dict[Path, str] = field(default_factory=dict)
 
 
 def is_supported(path: Path) -> bool:
@@ -108,6 +111,51 @@ def discover(roots: Sequence[Path], config: IngestConfig, *, index_dir: Path | N
         walk.run()
         walks.append(walk)
     # After every root: `rag ingest rst/ html/` reads the pages after the walk that found their sources.
+    for walk in walks:
+        walk.settle_page_sources()
+    return found.result()
+
+
+LINKED = "reached through a symlink"
+NOT_ABSOLUTE = "not an absolute path"
+
+
+def recheck(paths: Sequence[Path], config: IngestConfig, *, index_dir: Path | None = None) -> Discovery:
+    """Which of `paths`, files an index lists from earlier runs, a walk would still take: each goes
+    through the very checks a walk applies to a file it finds (type, name, credentials, hidden,
+    generated, size, readable, regular file, not raggity's index), with its own folder as the root.
+    No walk vouches for the folders above it, so none of them may be hidden or raggity's, and no part
+    of the path may be a link. An index folder may come with a cloned repository: what its manifest
+    lists is data to check, not files to read (see docs/ingestion.md, "Rebuilds")."""
+    found = _Found()
+    index_real = os.path.realpath(index_dir) if index_dir is not None else None
+    walks = []
+    for path in paths:
+        given = str(path)
+        if not valid_name(given):
+            found.skip(given, given, BAD_NAME)
+            continue
+        if not path.is_absolute():
+            found.skip(given, given, NOT_ABSOLUTE)
+            continue
+        real = os.path.realpath(path)
+        if real != os.path.normpath(given):
+            found.skip(real, given, LINKED)
+            continue
+        folder = os.path.dirname(real)
+        above = Path(folder).parts[1:]
+        if any(part in JUNK_FOLDERS for part in above):
+            found.exclude(real, given, INSIDE_INDEX if ".raggity" in above else HIDDEN)
+            continue
+        if not config.include_hidden and any(is_hidden(part) for part in above):
+            found.exclude(real, given, HIDDEN)
+            continue
+        walk = _Walk(Path(folder), config, None, None, found, index_real)
+        rules = walk._with_ignore_files(_Folder(folder, folder, "", IgnoreRules(), via_link=False)).rules
+        walk._visit_file(
+            _Folder(folder, folder, "", rules, via_link=False), real, real, path.name, None, via_link=False
+        )
+        walks.append(walk)
     for walk in walks:
         walk.settle_page_sources()
     return found.result()
@@ -161,6 +209,7 @@ class _Found:
             files=tuple(sorted(path for path, _ in self.files.values())),
             skipped=_unlisted(self.skipped, listed),
             excluded=_unlisted(self.excluded, listed),
+            real_paths={path: real for real, (path, _) in self.files.items()},
         )
 
 

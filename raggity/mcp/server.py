@@ -15,12 +15,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
-from raggity.api import RaggityError, verification_note
+from raggity.api import RaggityError, answer_json, candidate_json
 from raggity.api.session import Raggity
 from raggity.api.status import index_status
 
 if TYPE_CHECKING:
-    from raggity.api import Answer, Candidate, Citation, Config
+    from raggity.api import Config
 
 T = TypeVar("T")
 
@@ -36,42 +36,6 @@ INSTRUCTIONS = (
 def warn_to_stderr(message: str) -> None:
     # stdout carries the protocol; a stray line there would break the client's JSON-RPC stream.
     print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
-def source_json(c: Candidate) -> dict[str, Any]:
-    return {
-        "path": c.chunk.source,
-        "location": str(c.chunk.location),
-        "score": round(c.score, 6),
-        "text": c.chunk.text,
-    }
-
-
-def answer_json(answer: Answer) -> dict[str, Any]:
-    return {
-        "answer": answer.text,
-        "declined": answer.abstained or answer.refused,
-        "abstained": answer.abstained,
-        "refused": answer.refused,
-        # An agent relays the answer: it must be told when no source backs it, as a person is.
-        "verified": answer.verified,
-        "verification_note": verification_note(answer),
-        "citations": [_citation_json(c) for c in answer.citations],
-        "unsupported_sentences": list(answer.unsupported_sentences),
-        "sources_read": [_citation_json(c) for c in answer.sources_read],
-    }
-
-
-def _citation_json(c: Citation) -> dict[str, Any]:
-    return {
-        "n": c.n,
-        "path": c.source,
-        "location": str(c.location),
-        "text": c.text,
-        "supported": c.supported,
-        # An agent reads the source's text: it must know when that text gives orders.
-        "warning": c.warning or None,
-    }
 
 
 class ReadOnlyTools:
@@ -101,13 +65,13 @@ class ReadOnlyTools:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise ToolError(f"k is {k!r}: pass a whole number of passages from 1 to {MAX_K}")
         result = await self._run(lambda: self._session.search(query, k=k))
-        return {"query": query, "sources": [source_json(c) for c in result.candidates]}
+        return {"query": query, "sources": [candidate_json(c) for c in result.candidates]}
 
     async def ask(self, question: str) -> dict[str, Any]:
         if not question.strip():
             raise ToolError("question is empty: pass the question to answer")
         answer = await self._run(lambda: self._session.ask(question, use_cache=False))
-        return answer_json(answer)
+        return answer_json(answer, with_trace=False)
 
     async def status(self) -> dict[str, Any]:
         st = await self._run(lambda: index_status(self._config))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from raggity.core.atomic_file import atomic_write_text
@@ -14,9 +16,24 @@ from raggity.core.errors import ModelError
 _CHUNK = 4 * 1024 * 1024
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path, *, follow_symlinks: bool = True) -> str:
+    """The SHA-256 of a regular file. Opened non-blocking, so that a FIFO (a file replaced by one
+    during an ingest) is refused instead of hanging while the ingest holds its lock; OSError when
+    `path` is not a regular file, or is a link and `follow_symlinks` is False."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with handle:
         while block := handle.read(_CHUNK):
             digest.update(block)
     return digest.hexdigest()
@@ -39,14 +56,14 @@ class HashCache:
         return data if isinstance(data, dict) else {}
 
     def digest(self, path: Path) -> str:
-        stat = path.stat()
+        info = path.stat()
         key = str(path.resolve())
         entries = self._load()
         entry = entries.get(key)
-        if entry and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        if entry and entry.get("size") == info.st_size and entry.get("mtime_ns") == info.st_mtime_ns:
             return str(entry["sha256"])
         value = sha256_file(path)
-        entries[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}
+        entries[key] = {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "sha256": value}
         # An unwritable cache only costs a re-hash next time.
         with contextlib.suppress(OSError):
             atomic_write_text(self._file, json.dumps(entries, indent=1))

@@ -4,17 +4,16 @@ llama.cpp, and `rag --help` must not import onnxruntime."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from raggity.config.schema import Config, RetrievalConfig
-from raggity.core.protocols import Embedder, Scorer, Tokenizer
+from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer, Vectors
 from raggity.models.registry import (
     describe_reranker_fix,
     resolve_embedder,
     resolve_generator,
     resolve_reranker,
 )
-from raggity.pipeline.generation import TextGenerator
 
 
 def load_embedder(config: Config) -> Embedder:
@@ -63,7 +62,7 @@ def load_scorer(config: Config, warn: Callable[[str], None]) -> Scorer | None:
     return OnnxCrossEncoder(folder, max_tokens=cfg.rerank_max_tokens, threads=config.embedding.threads)
 
 
-def load_generator(config: Config) -> TextGenerator:
+def load_generator(config: Config) -> Generator:
     from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - a model's runtime loads on first use
 
     cfg = config.generation
@@ -76,3 +75,87 @@ def load_generator(config: Config) -> TextGenerator:
 def generator_identity(config: Config) -> str:
     """The configured generator's identity, without loading it (cache keys must not cost a model load)."""
     return resolve_generator(config.generation, config.base_dir).identity
+
+
+def _ignore(_: str) -> None:
+    pass
+
+
+class Models:
+    """The models one knowledge base uses, handed to the pipeline the way httpx clients take
+    `transport=`: each one given is used as it is; each one not given is the real model the config
+    names, loaded on first use (so `rag search` never loads the generator, and `rag --help` loads
+    nothing). `warn` receives one-line warnings (a reranker the user named that cannot be found)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        scorer: Scorer | None = None,
+        generator: Generator | None = None,
+        warn: Callable[[str], None] = _ignore,
+    ) -> None:
+        self._config = config
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self._scorer = scorer
+        self._scorer_resolved = scorer is not None
+        self._generator = generator
+        self._warn = warn
+
+    def with_generator(self, generator: Generator) -> Models:
+        """The same models (shared, not reloaded), answering through `generator` instead."""
+        return Models(
+            self._config,
+            embedder=self._embedder,
+            tokenizer=self._tokenizer,
+            scorer=self._scorer if self._scorer_resolved else None,
+            generator=generator,
+            warn=self._warn,
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = load_embedder(self._config)
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embeds with the embedder, loading it only when a text is first embedded."""
+        return self.embedder.embed(texts)
+
+    @property
+    def embedder_identity(self) -> str:
+        """The embedder's identity without loading it (an index check must not cost a model load)."""
+        if self._embedder is not None:
+            return self._embedder.identity
+        return embedder_identity(self._config)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self._config)
+        return self._tokenizer
+
+    @property
+    def scorer(self) -> Scorer | None:
+        """The cross-encoder, or None when it is off or not installed."""
+        if not self._scorer_resolved:
+            self._scorer = load_scorer(self._config, self._warn)
+            self._scorer_resolved = True
+        return self._scorer
+
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            self._generator = load_generator(self._config)
+        return self._generator
+
+    @property
+    def generator_identity(self) -> str:
+        """The generator's identity without loading it (cache keys must not cost a model load)."""
+        if self._generator is not None:
+            return self._generator.identity
+        return generator_identity(self._config)

@@ -240,6 +240,11 @@ class Graph:
     @classmethod
     def from_json(cls, text: str) -> Graph:
         data = json.loads(text)
+        # Valid JSON of another shape is as damaged as invalid JSON (TypeError, reported as such).
+        if not isinstance(data, dict) or not isinstance(data.get("chunks"), dict):
+            raise TypeError("not an entity graph")
+        if not all(isinstance(x, dict) for x in data["chunks"].values()):
+            raise TypeError("a chunk's extraction is not an object")
         if data.get("format_version") != GRAPH_FORMAT:
             raise ValueError(f"unknown graph format {data.get('format_version')!r}")
         chunks: Mapping[str, dict[str, list[list[str]]]] = data["chunks"]
@@ -265,7 +270,7 @@ def load_graph(path: Path) -> Graph:
         return Graph()
     try:
         return Graph.from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise IndexStateError(
             f"{path}: entity graph is damaged ({exc.__class__.__name__})",
             "delete it and run `rag graph-build`",

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from raggity.core.types import Candidate
+
 T = TypeVar("T")
 
 
@@ -19,3 +21,10 @@ class SelectionPolicy:
     def select(self, items: Sequence[T], scores: Sequence[float]) -> list[T]:
         kept = [item for item, score in zip(items, scores, strict=True) if score >= self.min_score]
         return kept[: self.top_k]
+
+
+def select_candidates(candidates: Sequence[Candidate], top_k: int, relevance_floor: float) -> list[Candidate]:
+    """The best `top_k` candidates; `relevance_floor` applies to rerank scores only, since RRF scores
+    have no absolute meaning. Search results and an answer's sources are chosen the same way."""
+    scores = [c.rerank_score if c.rerank_score is not None else 1.0 for c in candidates]
+    return SelectionPolicy(top_k, relevance_floor).select(candidates, scores)

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,22 @@ class CacheStore:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
 
+    def _usable(self) -> bool:
+        """Whether the folder is a folder of its own, not a link: writes and evictions through a
+        link would land in, and delete from, whatever it points at."""
+        try:
+            return stat.S_ISDIR(os.lstat(self.folder).st_mode)
+        except FileNotFoundError:
+            return not os.path.islink(self.folder)  # created on first write (a dangling link is refused)
+        except OSError:
+            return False
+
     def _path(self, key: str) -> Path:
         return self.folder / f"{key}{_SUFFIX}"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        if not self._usable():
+            return None
         path = self._path(key)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -57,6 +70,8 @@ class CacheStore:
         return data if isinstance(data, dict) else None
 
     def put(self, key: str, data: dict[str, Any]) -> None:
+        if not self._usable():
+            return  # a cache that cannot be written is only a slower cache
         try:
             atomic_write_text(self._path(key), json.dumps(data, ensure_ascii=False))
         except OSError:
@@ -65,14 +80,20 @@ class CacheStore:
 
     def _entries(self) -> list[tuple[float, int, Path]]:
         found = []
+        if not self._usable():
+            return []
         try:
-            paths = list(self.folder.glob(f"*{_SUFFIX}"))
+            with os.scandir(self.folder) as scan:
+                names = [e.name for e in scan if e.name.endswith(_SUFFIX)]
         except OSError:
             return []
-        for path in paths:
+        for name in names:
+            path = self.folder / name
             with contextlib.suppress(OSError):
-                st = path.stat()
-                found.append((st.st_mtime, st.st_size, path))
+                st = os.lstat(path)
+                # Only the cache's own files: a link or a folder named *.json is not deleted through.
+                if stat.S_ISREG(st.st_mode):
+                    found.append((st.st_mtime, st.st_size, path))
         return found
 
     def evict(self) -> int:

@@ -11,9 +11,12 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from raggity.core.atomic_file import atomic_write_text
 from raggity.core.errors import IndexStateError
+
+_T = TypeVar("_T")
 
 # 2: chunk rows gained an `anchor` column, and HTML and code are read differently (cleaned HTML,
 # tree-sitter boundaries): an index built by version 1 is rebuilt by the next ingest.
@@ -78,22 +81,55 @@ def load_manifest(path: Path) -> Manifest:
     if not path.exists():
         return Manifest()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        fingerprint = data.get("fingerprint")
-        return Manifest(
-            fingerprint=Fingerprint(**fingerprint) if fingerprint else None,
-            sources={
-                src: SourceEntry(e["sha256"], int(e["size"]), int(e["mtime_ns"]), tuple(e["chunk_ids"]))
-                for src, e in data["sources"].items()
-            },
-            last_ingest=data.get("last_ingest"),
-            rebuilding=bool(data.get("rebuilding", False)),
-        )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return _parsed(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise IndexStateError(
             f"{path}: index manifest is damaged ({exc.__class__.__name__})",
             "run `rag ingest --rebuild` to rebuild the index",
         ) from exc
+
+
+def _parsed(data: object) -> Manifest:
+    """The manifest in `data`, every value of the type it is used as: a manifest is data read from
+    disk (an index folder may come with a cloned repository), and a valid JSON of the wrong shape
+    crashed status, search and ingest far from here. Raises TypeError or ValueError."""
+    data = _typed(data, dict, "the manifest")
+    fingerprint = data.get("fingerprint")
+    if fingerprint is not None:
+        fingerprint = _typed(fingerprint, dict, "fingerprint")
+        _typed(fingerprint.get("embedder"), str, "fingerprint.embedder")
+        for name in ("chunk_tokens", "parent_tokens", "format_version"):
+            if name in fingerprint:
+                _typed(fingerprint[name], int, f"fingerprint.{name}")
+    last_ingest = data.get("last_ingest")
+    if last_ingest is not None and (
+        isinstance(last_ingest, bool) or not isinstance(last_ingest, int | float)
+    ):
+        raise TypeError("last_ingest is not a number")
+    sources: dict[str, SourceEntry] = {}
+    for src, raw in _typed(data["sources"], dict, "sources").items():
+        e = _typed(raw, dict, "a source entry")
+        ids = _typed(e["chunk_ids"], list, "chunk_ids")
+        if not all(isinstance(cid, str) for cid in ids):
+            raise TypeError("a chunk id is not a string")
+        sources[src] = SourceEntry(
+            _typed(e["sha256"], str, "sha256"),
+            _typed(e["size"], int, "size"),
+            _typed(e["mtime_ns"], int, "mtime_ns"),
+            tuple(ids),
+        )
+    return Manifest(
+        fingerprint=Fingerprint(**fingerprint) if fingerprint else None,
+        sources=sources,
+        last_ingest=last_ingest,
+        rebuilding=bool(data.get("rebuilding", False)),
+    )
+
+
+def _typed(value: object, kind: type[_T], what: str) -> _T:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{what} is not a {kind.__name__}")
+    return value
 
 
 class ManifestCache:

@@ -29,6 +29,8 @@ def claim_index_folder(layout: IndexLayout) -> None:
     try:
         fail_point("index:claim")
         layout.refuse_a_file()
+        # Links and FIFOs among raggity's own names are refused before the marker is trusted.
+        layout.check_entries(deep=True)
         if layout.marker.is_file():
             _check_marker(layout)
             return

@@ -206,7 +206,9 @@ class VectorTableReader:
             self._ids = table["id"].to_pylist()
             self._position = {cid: i for i, cid in enumerate(self._ids)}
             flat = table["vector"].combine_chunks().values.to_numpy(zero_copy_only=False)
-            self._matrix = np.ascontiguousarray(flat, dtype=np.float32).reshape(len(self._ids), -1)
+            # A table emptied by deletions has no rows to infer the width from: reshape(0, -1) fails.
+            width = len(flat) // len(self._ids) if self._ids else 0
+            self._matrix = np.ascontiguousarray(flat, dtype=np.float32).reshape(len(self._ids), width)
         return self._matrix
 
     def nearest(self, vector: Vector, k: int) -> list[tuple[str, float]]:
@@ -216,6 +218,8 @@ class VectorTableReader:
         query = np.asarray(vector, dtype=np.float32)
         matrix = self._load_vectors()
         if matrix is not None:
+            if not len(matrix):
+                return []
             scores = matrix @ query
             top = np.argpartition(-scores, min(k, len(scores)) - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
@@ -235,6 +239,8 @@ class VectorTableReader:
         if matrix is None:
             return {cid: float(row.vector @ query) for cid, row in _fetch(self._dataset, ids).items()}
         positions = {cid: self._position[cid] for cid in ids if cid in self._position}
+        if not positions:
+            return {}
         scores = matrix[list(positions.values())] @ query
         return {cid: float(score) for cid, score in zip(positions, scores, strict=True)}
 

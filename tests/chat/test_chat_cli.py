@@ -15,12 +15,12 @@ from prompt_toolkit.output import DummyOutput
 from raggity.api import ContextOverflowError, Conversation
 from raggity.cli.chat_command import interactive, json_lines, plain_lines, printable
 from raggity.cli.render import display_path
+from raggity.testing import ScriptedGenerator
 from tests.chat.conftest import Index
 from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
 from tests.support import (
     RAG,
     Messages,
-    ScriptedGenerator,
     assert_clean_error,
     error_lines,
     this_checkout,

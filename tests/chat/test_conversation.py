@@ -10,8 +10,9 @@ import pytest
 from raggity.api import Raggity, load_config
 from raggity.api.conversation import REWRITE_SYSTEM, Conversation
 from raggity.pipeline.models import load_generator
+from raggity.testing import RecordingGenerator, ScriptedGenerator
 from tests.chat.conftest import Index
-from tests.support import Messages, RecordingGenerator, ScriptedGenerator, write_config
+from tests.support import Messages, write_config
 
 SOURCE_BLOCK = "<source id="
 
@@ -157,6 +158,31 @@ def test_an_interrupted_turn_leaves_the_history_as_it_was(index: Index) -> None:
     assert len(conversation.turns) == 1
     conversation.reset()
     assert conversation.turns == ()
+
+
+def _refusing(_: Messages, text: str) -> float:
+    """A judgement certain that the sources do not answer: "No", and the refusal's opening."""
+    return 0.0 if text == "Yes" else 1.0
+
+
+def test_chat_declines_where_ask_declines_by_the_models_judgement(index: Index) -> None:
+    """The same question, the same model judgement: ask and chat make the same decision (chat once
+    skipped the judgement and answered what ask declined)."""
+    question = "How do I install frobnicator on Linux?"
+    asked = Raggity(
+        load_config(index.config),
+        embedder=index.embedder,
+        generator=ScriptedGenerator(scripted_chat, _refusing),
+    ).ask(question)
+    chatting = ScriptedGenerator(scripted_chat, _refusing)
+
+    turn = chat(index, chatting).turn(question)
+
+    assert asked.refused
+    assert turn.answer.refused
+    assert turn.answer.text == asked.text
+    assert chatting.judged  # the judgement was read, through the history wrapper
+    assert answer_calls(chatting) == []  # and nothing was generated after it
 
 
 def test_a_real_chat_with_smollm_follows_up_and_declines(index: Index) -> None:

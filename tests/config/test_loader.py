@@ -412,3 +412,24 @@ def test_a_key_outside_any_section_says_which_section_it_belongs_to(tmp_path: Pa
         load_config(config)
     assert "raggity.toml:2: key top_k must be inside a section" in caught.value.message
     assert caught.value.hint == "move it under [retrieval]"
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("index", "path", '"\\u0000"'),
+        ("ingest", "paths", '["docs\\u0000"]'),
+        ("ingest", "exclude", '["a\\u0000"]'),
+    ],
+)
+def test_a_null_character_in_a_string_key_is_a_config_error_naming_it(
+    tmp_path: Path, section: str, key: str, value: str
+) -> None:
+    """A NUL in a path reached the OS as "embedded null byte": an internal error, not a config one."""
+    path = _write(tmp_path / CONFIG_NAME, f"[{section}]\n{key} = {value}\n")
+
+    message = _config_error(path)
+
+    assert message.startswith(f"{path.resolve()}:2: ")
+    assert f"[{section}] {key}" in message
+    assert "null character" in message

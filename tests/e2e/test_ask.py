@@ -10,17 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from raggity.api import answer_json
 from raggity.api.session import Raggity
-from raggity.cli.render import answer_json
 from raggity.config.loader import load_config
 from raggity.core.errors import ConfigError, RaggityError
+from raggity.core.protocols import Generator
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
-from raggity.pipeline.answerability import CALIBRATED, Thresholds
-from raggity.pipeline.ask import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
-from raggity.pipeline.attribution import UNVERIFIED_NOTE
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.models import load_generator
-from raggity.pipeline.prompt import (
+from raggity.pipeline.answer.answerability import CALIBRATED, Thresholds
+from raggity.pipeline.answer.attribution import UNVERIFIED_NOTE
+from raggity.pipeline.answer.prompt import (
     ANSWER_INSTRUCTION,
     OFFER_REFUSAL_INSTRUCTION,
     REFUSAL_OPENING,
@@ -28,17 +26,12 @@ from raggity.pipeline.prompt import (
     STRICT_INSTRUCTION,
     YES_NO_INSTRUCTION,
 )
+from raggity.pipeline.answer.stages import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
+from raggity.pipeline.models import load_generator
 from raggity.store.vector_table import VectorTableReader
+from raggity.testing import RecordingGenerator, ScriptedGenerator
 from tests.isolation import isolated_state
-from tests.support import (
-    RecordingGenerator,
-    ScriptedGenerator,
-    line_range,
-    must_not_generate,
-    store_ids,
-    write_config,
-    write_corpus,
-)
+from tests.support import line_range, must_not_generate, store_ids, write_config, write_corpus
 
 PIPELINE_ORDER = [
     "embed",
@@ -111,7 +104,7 @@ class Corpus:
     configs: dict[str, Path]
     session: Raggity
 
-    def fresh(self, name: str, generator: TextGenerator | None = None) -> Raggity:
+    def fresh(self, name: str, generator: Generator | None = None) -> Raggity:
         """A new session on the shared index, reusing the already loaded embedder. `generator`
         defaults to one that fails the test if the pipeline asks it for anything."""
         return Raggity(
@@ -171,6 +164,55 @@ def test_unrelated_question_abstains_without_loading_a_model(corpus: Corpus) -> 
     abstain = answer.trace[-1]
     assert abstain.detail["abstained"] is True
     assert abstain.detail["best_cosine"] < abstain.detail["floor"]  # type: ignore[operator]
+
+
+def test_an_abstention_shows_the_closest_passages_and_cites_none(corpus: Corpus) -> None:
+    answer = corpus.fresh("base").ask("What is the capital of Mongolia?")
+
+    assert answer.abstained
+    assert answer.citations == ()
+    assert 1 <= len(answer.closest) <= 3
+    indexed = {str(p.resolve()) for p in [*corpus.files.values(), corpus.lighthouse]}
+    assert {p.source for p in answer.closest} <= indexed
+    assert all(p.snippet and "\n" not in p.snippet for p in answer.closest)
+    data = answer_json(answer)
+    assert [c["source"] for c in data["closest"]] == [p.source for p in answer.closest]
+    assert data["citations"] == []
+
+
+def test_a_refusal_shows_the_passages_it_read_closest_first(corpus: Corpus) -> None:
+    answer = corpus.fresh("base", JudgingGenerator(1.0)).ask(
+        "How much disk space does frobnicator need on Linux?"
+    )
+
+    assert answer.refused
+    assert answer.citations == ()
+    assert answer.closest[0].source == str(corpus.files["markdown"].resolve())
+    # The line shown is the one that shares most words with the question.
+    assert "disk" in answer.closest[0].snippet
+
+
+def test_first_text_is_timed_from_the_question_not_from_generation(corpus: Corpus) -> None:
+    """The wait a person sees: retrieval, the model's judgement and the rest count too."""
+    answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
+        "How much disk space does frobnicator need on Linux?"
+    )
+
+    names = stage_names(answer)
+    generate = answer.trace[names.index("generate")]
+    before = sum(t.ms for t in answer.trace[: names.index("generate")])
+    assert generate.detail["first_text_ms"] >= before  # type: ignore[operator]
+    assert generate.detail["first_text_ms"] >= generate.detail["first_token_ms"]  # type: ignore[operator]
+
+
+def test_an_answer_shows_no_closest_passages(corpus: Corpus) -> None:
+    answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
+        "How much disk space does frobnicator need on Linux?"
+    )
+
+    assert not answer.declined
+    assert answer.closest == ()
+    assert answer_json(answer)["closest"] == []
 
 
 def test_the_must_not_generate_guard_is_effective(corpus: Corpus) -> None:
@@ -334,20 +376,14 @@ def test_the_models_refusal_is_shown_as_a_refusal(corpus: Corpus) -> None:
     assert len(generator.calls) == 1  # a refusal is an answer, not a failed one: no retry
 
 
-class JudgingGenerator(ScriptedGenerator):
-    """A scripted generator that also reports a fixed probability of the refusal reply."""
+def JudgingGenerator(probability: float) -> ScriptedGenerator:  # noqa: N802 - reads as the double it builds
+    """A scripted generator whose judgement gives the refusal a fixed probability: both readings
+    agree, the refusal opening and "No" at the probability, "Yes" at the rest."""
 
-    def __init__(self, probability: float) -> None:
-        super().__init__(lambda messages: LINUX_SENTENCE)
-        self.probability = probability
-        self.judged: list[str] = []
-        self.judged_messages: list[Sequence[dict[str, str]]] = []
+    def judge(_: Sequence[dict[str, str]], text: str) -> float:
+        return 1.0 - probability if text == "Yes" else probability
 
-    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
-        # Both readings agree: the refusal opening and "No" at the probability, "Yes" at the rest.
-        self.judged.append(text)
-        self.judged_messages.append(messages)
-        return 1.0 - self.probability if text == "Yes" else self.probability
+    return ScriptedGenerator(lambda messages: LINUX_SENTENCE, judge)
 
 
 def test_a_likely_refusal_declines_before_generating(corpus: Corpus) -> None:
@@ -359,7 +395,7 @@ def test_a_likely_refusal_declines_before_generating(corpus: Corpus) -> None:
     assert answer.refused
     assert answer.text == REFUSAL_MESSAGE
     assert generator.calls == []  # nothing generated
-    assert sorted(generator.judged) == sorted(["Yes", "No", REFUSAL_OPENING])
+    assert sorted(text for _, text in generator.judged) == sorted(["Yes", "No", REFUSAL_OPENING])
     assert {t.stage: t for t in answer.trace}["model-judgement"].detail["refusal_probability"] == 1.0
 
 
@@ -373,7 +409,7 @@ def test_the_refusal_is_offered_to_the_judgement_only(corpus: Corpus) -> None:
 
     assert not answer.refused
     [answered] = generator.calls
-    read = dict(zip(generator.judged, generator.judged_messages, strict=True))
+    read = {text: messages for messages, text in generator.judged}
     offered, asked = read[REFUSAL_OPENING], read["Yes"]
     assert read["No"] == asked
     assert offered[-1]["content"].endswith(OFFER_REFUSAL_INSTRUCTION)

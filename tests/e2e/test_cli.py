@@ -266,6 +266,21 @@ def test_ask_json_reports_refusal_verification_and_source_warnings(project: Proj
         assert (data["verification_note"] is None) == data["verified"]
 
 
+def test_a_decline_prints_the_closest_passages_under_their_own_heading(project: Project) -> None:
+    done = CliRunner().invoke(
+        app, ["ask", "What is the capital of Mongolia?", "--config", str(project.config)]
+    )
+
+    assert done.exit_code == 0, done.output
+    _, heading, after = done.stdout.partition("Closest passages (they did not answer it)")
+    assert heading
+    assert "Sources" not in done.stdout  # never presented as citations
+    # Two lines a passage: where it is (file:place, as rag show opens it), then its closest line.
+    places = [line.strip().split(":")[0] for line in after.splitlines()[1:] if re.match(r"  \S", line)]
+    assert 1 <= len(places) <= 3
+    assert {Path(place).name for place in places} <= {p.name for p in project.files.values()}
+
+
 # -- trust: a config found by searching up --------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.pipeline.search import path_matches
+from raggity.pipeline.search.hybrid import path_matches
 from tests.support import assert_clean_error, rag, write_config, write_corpus
 
 QUESTION = "How much disk space does frobnicator need on Linux?"

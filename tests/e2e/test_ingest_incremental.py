@@ -10,29 +10,9 @@ import pytest
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
-from raggity.core.protocols import Embedder
 from raggity.store.manifest import load_manifest
+from raggity.testing import RecordingEmbedder
 from tests.support import store_ids, write_config, write_corpus
-
-
-class CountingEmbedder:
-    """The real embedder, counting the texts it is asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.texts: list[str] = []
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    @property
-    def identity(self) -> str:
-        return self._inner.identity
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return np.asarray(self._inner.embed(texts))
 
 
 def session(config: Path) -> Raggity:
@@ -59,7 +39,7 @@ def test_first_ingest_then_nothing_changed(tmp_path: Path) -> None:
     assert first.chunks_written == len(ids) > len(files)
     assert set(source_ids(s)) == {str(p) for p in files.values()}
 
-    counting = CountingEmbedder(s.embedder)
+    counting = RecordingEmbedder(s.embedder)
     s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     second = s.ingest([docs])
     assert (second.added, second.changed, second.removed, second.unchanged) == (0, 0, 0, len(files))
@@ -151,7 +131,7 @@ def test_touched_file_is_not_embedded_again(tmp_path: Path) -> None:
     later = stat.st_mtime_ns - 60_000_000_000
     os.utime(target, ns=(later, later))
 
-    counting = CountingEmbedder(s.embedder)
+    counting = RecordingEmbedder(s.embedder)
     s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     report = s.ingest([docs])
     assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 0, len(files))
@@ -241,7 +221,7 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
     }
 
     target.write_text("New first line.\n\nAnother new line.\n\n" + "\n\n".join(paragraphs) + "\n")
-    counting = CountingEmbedder(s.embedder)
+    counting = RecordingEmbedder(s.embedder)
     s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
     s.ingest([notes])
 
@@ -340,8 +320,8 @@ class EmbeddedCounts:
 def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector_with_its_chunk(
     tmp_path: Path,
 ) -> None:
-    from raggity.pipeline.ingest import EMBED_SLICE  # noqa: PLC0415 - imported where the test needs it
-    from raggity.pipeline.sources import file_source, in_roots  # noqa: PLC0415 - imported where the test needs it
+    from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415 - imported where the test needs it
+    from raggity.pipeline.ingest.sync import EMBED_SLICE  # noqa: PLC0415 - imported where the test needs it
     from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - imported where the test needs it
 
     config = write_config(tmp_path, ingest={"chunk_tokens": 32})
@@ -353,7 +333,7 @@ def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector
     s = session(config)
     progress = EmbeddedCounts()
 
-    report = s.ingest_run().index_sources(
+    report = s.indexer.ingest_run().index_sources(
         [file_source(docs / "long.md")], in_roots([docs]), progress=progress
     )
 

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from raggity.api.session import Raggity
 from raggity.cli.main import app
 from raggity.config.loader import load_config
-from raggity.pipeline.citations import content_words
-from raggity.pipeline.search import HybridRetriever, IndexSnapshot, SearchOptions
+from raggity.pipeline.answer.citations import content_words
+from raggity.pipeline.search.hybrid import HybridRetriever, IndexSnapshot, SearchOptions
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.vector_table import VectorTableReader
 from tests.isolation import isolated_state

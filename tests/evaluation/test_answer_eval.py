@@ -18,7 +18,8 @@ from raggity.cli.eval_command import answer_table
 from raggity.config.loader import load_config
 from raggity.evaluation.answer_run import AnswerRecord, CitedSource, GroupScore, sample_cases, summarize_all
 from raggity.evaluation.dataset import load_beir
-from tests.support import Messages, ScriptedGenerator, assert_clean_error, rag, write_config
+from raggity.testing import ScriptedGenerator
+from tests.support import Messages, assert_clean_error, rag, write_config
 
 PARAGRAPHS = {
     "normans": "The Normans",

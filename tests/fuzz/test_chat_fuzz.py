@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from raggity.api import Conversation, Raggity, load_config
 from raggity.api.conversation import REWRITE_SYSTEM
 from raggity.cli.chat_command import json_lines, plain_lines, stdin_lines
+from raggity.testing import ScriptedGenerator
 from tests.fuzz.conftest import FUZZ, Indexed, assert_no_escapes, hostile, outside_snapshot
-from tests.support import Messages, ScriptedGenerator
+from tests.support import Messages
 
 COMMANDS = [
     b"/reset",

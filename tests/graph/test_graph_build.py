@@ -13,17 +13,18 @@ from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.graph_build import (
+from raggity.pipeline.ingest.graph_build import (
     GraphBuildSettings,
     GraphBuildStatus,
     extraction_messages,
     live_chunk_ids,
     parse_extraction,
 )
-from raggity.pipeline.ingest_run import GraphUpdate
+from raggity.pipeline.ingest.run import GraphUpdate
 from raggity.pipeline.models import load_generator
 from raggity.retrieval.graph_model import load_graph
-from tests.support import RecordingGenerator, write_config
+from raggity.testing import RecordingGenerator
+from tests.support import write_config
 
 ALPHA = "Marie Curie worked in Paris. She discovered polonium with Pierre Curie.\n"
 BETA = "The Danube flows through Vienna and Budapest before it reaches the Black Sea.\n"
@@ -62,11 +63,11 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     graph_on = _config(tmp_path, docs)
     counting = RecordingGenerator(load_generator(graph_on))
     graph_off = replace(graph_on, retrieval=replace(graph_on.retrieval, graph=False))
-    session = Raggity(graph_off, generator=counting)  # type: ignore[arg-type]
+    session = Raggity(graph_off, generator=counting)
     session.ingest([docs])  # index only
     live = live_chunk_ids(session.layout)
     assert len(live) == 2
-    update = GraphUpdate(lambda: counting, GraphBuildSettings(max_tokens=64))  # type: ignore[arg-type,return-value]
+    update = GraphUpdate(lambda: counting, GraphBuildSettings(max_tokens=64))
 
     # Interrupted after the first chunk: that chunk is saved, the rest is left for the next run.
     with pytest.raises(KeyboardInterrupt):
@@ -85,7 +86,7 @@ def test_build_resumes_and_updates_incrementally(tmp_path: Path) -> None:
     old_alpha = set(load_graph(session.layout.graph).processed())
     (docs / "alpha.txt").write_text(ALPHA_EDITED)
     (docs / "beta.txt").unlink()
-    Raggity(graph_on, generator=counting).ingest([docs])  # type: ignore[arg-type]
+    Raggity(graph_on, generator=counting).ingest([docs])
     assert len(prompts(counting)) == 3
     assert "Radium Institute" in prompts(counting)[2]
     new_live = set(live_chunk_ids(session.layout))

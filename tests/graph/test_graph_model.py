@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from raggity.core.errors import IndexStateError
 from raggity.retrieval.graph_model import (
     Entity,
     Extraction,
@@ -129,3 +130,20 @@ def test_closeness_orders_the_graph_pool_and_drops_chunks_without_a_vector() -> 
     # Equal closeness keeps graph order.
     close = {"c1": 0.5, "c2": 0.5}
     assert [cid for cid, _ in retriever.rank("Who did ACME hire?", 10, closeness)] == ["c1", "c2"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[]",
+        '{"format_version": 1, "chunks": []}',
+        '{"format_version": 1, "chunks": {"c1": []}}',
+        '{"format_version": 1, "chunks": {"c1": {"entities": [5]}}}',
+    ],
+)
+def test_a_graph_of_the_wrong_shape_is_damaged(tmp_path: Path, text: str) -> None:
+    """Valid JSON of another shape raised AttributeError from search and ingest: exit 70."""
+    path = tmp_path / "graph.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(IndexStateError, match="entity graph is damaged"):
+        load_graph(path)

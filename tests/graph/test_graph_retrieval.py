@@ -5,10 +5,9 @@ chunk), so the test is deterministic and needs no language model."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,12 +16,13 @@ from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Query
-from raggity.pipeline.graph_build import GraphBuildSettings, GraphBuildStatus
-from raggity.pipeline.graph_source import MISSING_GRAPH
-from raggity.pipeline.ingest_run import GraphUpdate
-from raggity.pipeline.query_plan import as_given
-from raggity.pipeline.search import HybridRetriever, IndexSnapshot, SearchOptions
+from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphBuildStatus
+from raggity.pipeline.ingest.run import GraphUpdate
+from raggity.pipeline.search.graph_source import MISSING_GRAPH
+from raggity.pipeline.search.hybrid import HybridRetriever, IndexSnapshot, SearchOptions
+from raggity.pipeline.search.query_plan import as_given
 from raggity.retrieval.graph_model import load_graph
+from raggity.testing import ScriptedGenerator
 from tests.support import store_ids, write_config
 
 QUESTION = "Who founded Zorblax Industries?"
@@ -45,23 +45,20 @@ ENTITIES = {
 }
 
 
-class FakeGenerator:
-    identity = "fake"
+def _extraction(messages: Sequence[dict[str, str]]) -> str:
+    """The entity extraction this corpus calls for, by which document the prompt quotes."""
+    text = messages[-1]["content"]
+    entities, relations = next((v for k, v in ENTITIES.items() if k in text), ([], []))
+    return json.dumps(
+        {
+            "entities": [{"name": n, "type": t} for n, t in entities],
+            "relations": [{"subject": s, "relation": r, "object": o} for s, r, o in relations],
+        }
+    )
 
-    def __init__(self) -> None:
-        self.calls = 0
 
-    def stream(self, messages: Sequence[dict[str, str]], **kwargs: Any) -> Iterator[str]:
-        self.calls += 1
-        assert kwargs["json_schema"]["required"] == ["entities", "relations"]
-        text = messages[-1]["content"]
-        entities, relations = next((v for k, v in ENTITIES.items() if k in text), ([], []))
-        yield json.dumps(
-            {
-                "entities": [{"name": n, "type": t} for n, t in entities],
-                "relations": [{"subject": s, "relation": r, "object": o} for s, r, o in relations],
-            }
-        )
+def FakeGenerator() -> ScriptedGenerator:  # noqa: N802 - reads as the double it builds
+    return ScriptedGenerator(_extraction)
 
 
 def _write_docs(root: Path) -> Path:
@@ -72,9 +69,9 @@ def _write_docs(root: Path) -> Path:
     return docs
 
 
-def _session(root: Path, graph: bool, generator: FakeGenerator | None = None) -> Raggity:
+def _session(root: Path, graph: bool, generator: ScriptedGenerator | None = None) -> Raggity:
     config = write_config(root, retrieval={"rerank": False, "graph": graph, "graph_hops": 1, "candidates": 2})
-    return Raggity(load_config(config), generator=generator)  # type: ignore[arg-type]
+    return Raggity(load_config(config), generator=generator)
 
 
 def _sources(session: Raggity) -> list[str]:
@@ -91,8 +88,9 @@ def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
     assert "zorblax.txt" in without
     assert "goats.txt" not in without
 
-    graph_build(plain.config, generator=fake)  # type: ignore[arg-type]
-    assert fake.calls == len(DOCS)
+    graph_build(plain.config, generator=fake)
+    assert len(fake.calls) == len(DOCS)
+    assert all(schema and schema["required"] == ["entities", "relations"] for schema in fake.schemas)
     assert "marta quillfeather" in load_graph(plain.layout.graph).nodes
 
     graphed = _session(tmp_path, graph=True)
@@ -105,8 +103,8 @@ def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
     assert any(s.stage == "graph" and s.n_out >= 2 for s in trace.stages)
 
     # Nothing changed: a rerun sends nothing to the model.
-    graph_build(plain.config, generator=fake)  # type: ignore[arg-type]
-    assert fake.calls == len(DOCS)
+    graph_build(plain.config, generator=fake)
+    assert len(fake.calls) == len(DOCS)
 
 
 def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
@@ -115,8 +113,8 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, retrieval={"rerank": False, "graph": True}))
     fake = FakeGenerator()
     plain = replace(config, retrieval=replace(config.retrieval, graph=False))
-    Raggity(plain, generator=fake).ingest([docs])  # type: ignore[arg-type]
-    session = Raggity(config, generator=fake, warn=warnings.append)  # type: ignore[arg-type]
+    Raggity(plain, generator=fake).ingest([docs])
+    session = Raggity(config, generator=fake, warn=warnings.append)
 
     # graph = true but no graph.json: one warning, retrieval still answers.
     assert session.retrieve(QUESTION, TraceRecorder(), rerank=False)

@@ -104,7 +104,7 @@ def test_search_ask_and_status_over_a_real_client_session_leave_the_index_untouc
 
     sources = seen["search"]["sources"]
     assert len(sources) == 2
-    assert sources[0]["path"] == str(index.docs["rst"])
+    assert sources[0]["source"] == str(index.docs["rst"])
     assert "volcanoes" in sources[0]["text"]
     assert sources[0]["location"].startswith("line")
     assert sources[0]["score"] >= sources[1]["score"]
@@ -113,7 +113,7 @@ def test_search_ask_and_status_over_a_real_client_session_leave_the_index_untouc
     assert answer["declined"] is False
     assert answer["answer"].strip()
     # The 135M model may or may not cite; whatever it cites must be an indexed file.
-    assert {c["path"] for c in answer["citations"]} <= {str(p) for p in index.docs.values()}
+    assert {c["source"] for c in answer["citations"]} <= {str(p) for p in index.docs.values()}
     assert all(isinstance(c["supported"], bool) for c in answer["citations"])
 
     assert seen["decline"]["declined"] is True
@@ -141,7 +141,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(index: Index
     assert "k is 'x': pass a whole number" in seen["k_text"]
     assert "\n" not in seen["k0"] + seen["k_text"]
     assert "question is empty" in seen["no_question"]
-    assert seen["after"]["sources"][0]["path"] == str(index.docs["text"])
+    assert seen["after"]["sources"][0]["source"] == str(index.docs["text"])
 
 
 def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from raggity.api import UNVERIFIED_NOTE, Answer, Citation
+from raggity.api import UNVERIFIED_NOTE, Answer, Citation, answer_json
 from raggity.core.types import Location
-from raggity.mcp.server import answer_json
 
 
 def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -> None:
@@ -29,7 +28,7 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
     assert data["citations"] == [
         {
             "n": 1,
-            "path": "/docs/jupiter.rst",
+            "source": "/docs/jupiter.rst",
             "location": "line 9",
             "text": "Io is volcanically active.",
             "supported": True,
@@ -37,7 +36,7 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
         },
         {
             "n": 2,
-            "path": "/docs/jupiter.rst",
+            "source": "/docs/jupiter.rst",
             "location": "lines 14-15",
             "text": "Europa hides an ocean.",
             "supported": False,
@@ -65,7 +64,7 @@ def test_an_agent_is_told_when_no_source_backs_the_answer_and_which_ones_to_chec
     assert data["sources_read"] == [
         {
             "n": 1,
-            "path": "/docs/jupiter.rst",
+            "source": "/docs/jupiter.rst",
             "location": "line 9",
             "text": text,
             "supported": False,

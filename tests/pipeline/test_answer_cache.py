@@ -15,7 +15,8 @@ from raggity.api.cache import cache_stats, clear_cache
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.store.cache_store import CacheStore
-from tests.support import ScriptedGenerator, write_config
+from raggity.testing import ScriptedGenerator
+from tests.support import write_config
 
 QUESTION = "How much free disk space does the frobnicator need on Linux?"
 INSTALL = (

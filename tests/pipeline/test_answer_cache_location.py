@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from raggity.core.types import Answer, Citation, Location
-from raggity.pipeline.answer_cache import AnswerCache, answer_from_json, answer_to_json
+from raggity.pipeline.answer.cache import AnswerCache, answer_from_json, answer_to_json
 from raggity.store.cache_store import CacheStore
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.pipeline.answer_shape import answer_shape, is_answer
+from raggity.pipeline.answer.shape import answer_shape, is_answer
 
 
 @pytest.mark.parametrize("reply", ["[1]", "[1] [2]", "[1] [2] [3] [4] [5]", " [1]. [2]\n"])

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.answer_stream import AttributedStream, StreamResult
-from raggity.pipeline.attribution import REMOVED_VALUE
-from raggity.pipeline.prompt import REFUSAL_REPLY, PromptSource
+from raggity.pipeline.answer.attribution import REMOVED_VALUE
+from raggity.pipeline.answer.prompt import REFUSAL_REPLY, PromptSource
+from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 
 SOURCES = [
     PromptSource(n, Chunk(f"c{n}", f"doc{n}.md", t, "", Location(n, n), f"p{n}", 0, 8), t)

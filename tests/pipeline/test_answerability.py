@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from raggity.pipeline.answerability import (
+from raggity.pipeline.answer.answerability import (
     CALIBRATED,
     Thresholds,
     coverage,
@@ -15,22 +13,18 @@ from raggity.pipeline.answerability import (
     refusal_probability,
     thresholds_for,
 )
-from raggity.pipeline.prompt import REFUSAL_OPENING
+from raggity.pipeline.answer.prompt import REFUSAL_OPENING
+from raggity.testing import ScriptedGenerator
+from tests.support import must_not_generate
 
 OFFERED = [{"role": "user", "content": "sources, question, offer"}]
 ASKED = [{"role": "user", "content": "sources, question, yes or no?"}]
 
 
-class Readings:
-    """A scorer with fixed probabilities per (prompt, continuation); it records what was asked."""
-
-    def __init__(self, table: dict[tuple[str, str], float]) -> None:
-        self.table = table
-        self.asked: list[tuple[str, str]] = []
-
-    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
-        self.asked.append((messages[-1]["content"], text))
-        return self.table[messages[-1]["content"], text]
+def Readings(table: dict[tuple[str, str], float]) -> ScriptedGenerator:  # noqa: N802 - reads as the double it builds
+    """A generator whose judgement has fixed probabilities per (prompt, continuation); it records
+    what was asked in `judged`."""
+    return ScriptedGenerator(must_not_generate, lambda messages, text: table[messages[-1]["content"], text])
 
 
 def test_the_judgement_is_the_mean_of_the_offered_refusal_and_the_share_of_no() -> None:
@@ -44,7 +38,11 @@ def test_the_judgement_is_the_mean_of_the_offered_refusal_and_the_share_of_no() 
 
     assert refusal_probability(scorer, OFFERED, ASKED) == pytest.approx((0.525, 0.8, 0.25))
     # Each reading once, from its own prompt; the refusal last, for the answer's cache (see there).
-    assert scorer.asked == list(scorer.table)
+    assert [(m[-1]["content"], text) for m, text in scorer.judged] == [
+        (ASKED[0]["content"], "Yes"),
+        (ASKED[0]["content"], "No"),
+        (OFFERED[0]["content"], REFUSAL_OPENING),
+    ]
 
 
 def test_a_model_that_says_neither_yes_nor_no_is_judged_by_the_refusal_alone() -> None:

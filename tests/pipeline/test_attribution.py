@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from raggity.core.types import Chunk, Citation, Location
-from raggity.pipeline.attribution import (
+from raggity.pipeline.answer.attribution import (
     REMOVED_VALUE,
     attribute,
     attribute_sentence,
     flag_sources,
-    split_sentences,
+    reply_sentences,
 )
-from raggity.pipeline.citations import claim_words, content_words
-from raggity.pipeline.prompt import PromptSource
+from raggity.pipeline.answer.citations import claim_words, content_words
+from raggity.pipeline.answer.prompt import PromptSource
 
 PARIS = "Paris is the capital of France."
 TOWER = "The Eiffel Tower is 330 metres tall and was finished in 1889."
@@ -175,7 +175,7 @@ def test_a_value_no_source_holds_is_replaced_where_it_stands_not_elsewhere() -> 
 
 
 def test_lines_stay_lines() -> None:
-    assert split_sentences("First one. Second one.\n- third\n\nfourth") == [
+    assert reply_sentences("First one. Second one.\n- third\n\nfourth") == [
         ("First one.", " "),
         ("Second one.", "\n"),
         ("- third", "\n\n"),
@@ -184,7 +184,7 @@ def test_lines_stay_lines() -> None:
 
 
 def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
-    assert split_sentences("It is 75.6 m high in the U.S. now [1]. Set raggity.toml.") == [
+    assert reply_sentences("It is 75.6 m high in the U.S. now [1]. Set raggity.toml.") == [
         ("It is 75.6 m high in the U.S. now [1].", " "),
         ("Set raggity.toml.", " "),
     ]
@@ -193,7 +193,7 @@ def test_decimals_file_names_and_initials_stay_in_their_sentence() -> None:
 def test_runs_of_initials_and_dotted_abbreviations_end_no_sentence() -> None:
     # The model spaces initials the source writes "U.S.": split after "U.", the marker went inside
     # the name ("funded by the U [1]. S. National Science Foundation").
-    assert split_sentences("Funded by the U. S. National Science Foundation. See e.g. J. R. R. Tolkien.") == [
+    assert reply_sentences("Funded by the U. S. National Science Foundation. See e.g. J. R. R. Tolkien.") == [
         ("Funded by the U. S. National Science Foundation.", " "),
         ("See e.g. J. R. R. Tolkien.", " "),
     ]
@@ -212,7 +212,7 @@ def test_a_sentence_ending_in_a_lone_capital_is_still_a_sentence() -> None:
 
     assert result.text == "raggity is written in C [1]. It was released by Google."
     assert result.unsupported_sentences == ("It was released by Google.",)
-    assert split_sentences("Pick option B. Then John F. Kennedy won.") == [
+    assert reply_sentences("Pick option B. Then John F. Kennedy won.") == [
         ("Pick option B.", " "),
         ("Then John F.", " "),
         ("Kennedy won.", " "),
@@ -221,13 +221,13 @@ def test_a_sentence_ending_in_a_lone_capital_is_still_a_sentence() -> None:
 
 def test_a_stop_inside_inline_code_does_not_end_the_sentence() -> None:
     # Split after "`..", the marker went inside the code: "use the ` [2].. note::` directive [1]."
-    assert split_sentences("Use the `.. note::` directive. Or `a. b` [1]. Then `x.") == [
+    assert reply_sentences("Use the `.. note::` directive. Or `a. b` [1]. Then `x.") == [
         ("Use the `.. note::` directive.", " "),
         ("Or `a. b` [1].", " "),
         ("Then `x.", " "),
     ]
     # The same directive quoted without backticks: the stop after a space ends no sentence.
-    assert split_sentences("Use the .. note:: directive. Then") == [
+    assert reply_sentences("Use the .. note:: directive. Then") == [
         ("Use the .. note:: directive.", " "),
         ("Then", " "),
     ]

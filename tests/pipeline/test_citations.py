@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.attribution import attribute, attribute_sentence
-from raggity.pipeline.citations import support
-from raggity.pipeline.prompt import PromptSource
+from raggity.pipeline.answer.attribution import attribute, attribute_sentence
+from raggity.pipeline.answer.citations import support
+from raggity.pipeline.answer.prompt import PromptSource
 
 PARIS = "Paris is the capital of France."  # content words: paris, capital, france
 TOWER = "The Eiffel Tower is 330 metres tall."  # content words: eiffel, tower, 330, metr(es), tall

@@ -9,14 +9,14 @@ from dataclasses import replace
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.focus import (
+from raggity.pipeline.answer.focus import (
     HEADER_ROWS,
     clean,
+    document_sentences,
     focus,
     focus_sources,
     idf_weights,
     is_boilerplate,
-    split_sentences,
 )
 
 NORMANS = (
@@ -68,7 +68,7 @@ def test_ties_between_sentences_do_not_depend_on_the_hash_seed() -> None:
     # Both sentences weigh 0.6, summed in a set's order, which each process's hash seed sets: with a
     # plain sum, seeds 1, 3 and 4 kept the second sentence and seed 2 the first.
     script = (
-        "from raggity.pipeline.focus import focus\n"
+        "from raggity.pipeline.answer.focus import focus\n"
         "weights = {'alpha': 0.1, 'beta': 0.2, 'gamma': 0.3, 'delta': 0.3, 'epsilon': 0.2, 'zeta': 0.1}\n"
         "print(focus('Alpha beta gamma. Filler one. Delta epsilon zeta. Filler two.', weights, best=1).text)"
     )
@@ -104,7 +104,7 @@ CLEAN_OPTIONS = (
 
 
 def test_a_term_and_its_alias_on_two_lines_are_one_label() -> None:
-    assert split_sentences(CLEAN_OPTIONS)[3:6] == [
+    assert document_sentences(CLEAN_OPTIONS)[3:6] == [
         "-f --force",
         "If clean.requireForce is not set to false, git clean will refuse to delete files.",
         "-n --dry-run",
@@ -115,15 +115,17 @@ def test_a_term_and_its_alias_on_two_lines_are_one_label() -> None:
         "-n --dry-run\nDon't actually remove anything, just show what would be done."
     )
     # Short lines that are not all options are wrapped prose, or a term above its description.
-    assert split_sentences("On Debian, run\nsudo apt install foo") == ["On Debian, run sudo apt install foo"]
+    assert document_sentences("On Debian, run\nsudo apt install foo") == [
+        "On Debian, run sudo apt install foo"
+    ]
     described = "--host <addr>\n\nThe address the server binds to.\nDefault: localhost"
-    assert split_sentences(described)[0] == "--host <addr>"
+    assert document_sentences(described)[0] == "--host <addr>"
     # Two wrapped lines of prose are no label: together they are longer than a term.
     prose = "A paragraph of prose that the author wrapped at about sixty\ncolumns goes on and on"
-    assert split_sentences(prose) == [prose.replace("\n", " ")]
+    assert document_sentences(prose) == [prose.replace("\n", " ")]
     # Nor are list items or a heading with a line under it.
-    assert split_sentences("- apples\n- pears") == ["- apples", "- pears"]
-    assert split_sentences("# Install\npip install raggity") == ["# Install", "pip install raggity"]
+    assert document_sentences("- apples\n- pears") == ["- apples", "- pears"]
+    assert document_sentences("# Install\npip install raggity") == ["# Install", "pip install raggity"]
 
 
 def test_words_of_the_heading_are_no_evidence_between_its_sentences() -> None:
@@ -167,7 +169,7 @@ def test_wrapped_lines_are_one_sentence_and_headings_and_items_stand_alone() -> 
         "- second item\n\n"
         "A new paragraph"
     )
-    assert split_sentences(text) == [
+    assert document_sentences(text) == [
         "## Installing on Linux",
         "On Linux it needs 2 GB of free disk space.",
         "Download its tarball, unpack it into /opt/frobnicator and add its bin folder to your PATH.",
@@ -181,12 +183,12 @@ def test_decimals_file_names_and_initials_do_not_end_a_sentence() -> None:
     # Cut at every full stop, the model was given "75. 6 metres" and copied it into its answer.
     text = "It lies at 75.6 metres (248.0 ft) in the U.S. today. Edit raggity.toml first! Done"
 
-    assert split_sentences(text) == [
+    assert document_sentences(text) == [
         "It lies at 75.6 metres (248.0 ft) in the U.S. today.",
         "Edit raggity.toml first!",
         "Done",
     ]
-    assert split_sentences("Plan B? Yes. So did I. Then it ended.") == [
+    assert document_sentences("Plan B? Yes. So did I. Then it ended.") == [
         "Plan B?",
         "Yes.",
         "So did I.",
@@ -273,19 +275,19 @@ OPERATIONS = (
 
 
 def test_a_table_row_is_one_unit_however_many_sentences_its_cells_hold() -> None:
-    assert split_sentences(OPERATIONS)[2:4] == [
+    assert document_sentences(OPERATIONS)[2:4] == [
         "Operation | Result | Notes",
         "x in s | True if an item of s equals x. Else False. | (1)",
     ]
     # Markdown rows too; the separator row is markup and goes first.
     table = "| role | default |\n|---|---|\n| generator | Qwen |\n| embedder | MiniLM |"
-    assert split_sentences(clean(table)) == [
+    assert document_sentences(clean(table)) == [
         "| role | default |",
         "| generator | Qwen |",
         "| embedder | MiniLM |",
     ]
     # A pipe in a sentence, or a single line with cells, is not a table.
-    assert split_sentences("Run ls | sort. Then stop.") == ["Run ls | sort.", "Then stop."]
+    assert document_sentences("Run ls | sort. Then stop.") == ["Run ls | sort.", "Then stop."]
 
 
 def test_a_kept_row_comes_with_its_header_and_the_label_above_it_not_with_the_next_row() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.pipeline.ingest_pace import IngestPace
+from raggity.pipeline.ingest.pace import IngestPace
 
 
 def test_nothing_is_promised_before_text_was_read_and_embedded() -> None:

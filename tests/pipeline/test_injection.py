@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.pipeline.injection import instruction_warning, sensitive_strings
+from raggity.pipeline.answer.injection import instruction_warning, sensitive_strings
 
 
 @pytest.mark.parametrize(

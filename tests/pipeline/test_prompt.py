@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.prompt import (
+from raggity.pipeline.answer.prompt import (
     ANSWER_INSTRUCTION,
     SYSTEM_PROMPT,
     PromptSource,

@@ -14,23 +14,24 @@ from raggity.config.loader import load_config
 from raggity.core.protocols import Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Chunk, Location, Query
-from raggity.pipeline.query_plan import (
+from raggity.pipeline.search.hybrid import QueryPlan, query_lists_stage
+from raggity.pipeline.search.query_plan import (
     DECOMPOSE_NOTE,
     TransformOptions,
     merge_by_chunk,
     resolve_options,
 )
-from raggity.pipeline.retrieval import request_retriever
-from raggity.pipeline.search import QueryPlan, query_lists_stage
-from raggity.pipeline.transforms import (
+from raggity.pipeline.search.request import request_retriever
+from raggity.pipeline.search.transforms import (
     MAX_SUB_QUESTIONS,
     Transforms,
     TransformSettings,
     parse_questions,
 )
 from raggity.store.cache_store import CacheStore
+from raggity.testing import RecordingGenerator, ScriptedGenerator
 from tests.isolation import isolated_state
-from tests.support import RecordingGenerator, ScriptedGenerator, write_config
+from tests.support import write_config
 
 QUESTION = "How much disk space does the frobnicator need on Linux?"
 

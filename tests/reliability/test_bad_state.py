@@ -17,6 +17,7 @@ from raggity.core.errors import ModelError
 from raggity.models.hashing import HashCache, sha256_file
 from raggity.store.layout import IndexLayout
 from tests.reliability.helpers import QUERY, rag, read_state, write_corpus, write_rag_config
+from tests.support import assert_clean_error
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +115,33 @@ def test_cached_digest_follows_size_and_mtime(tmp_path: Path) -> None:
     # A garbage cache file is ignored, not fatal.
     (tmp_path / "verified-hashes.json").write_bytes(b"\xff\x00not json")
     assert cache.digest(model) == sha256_file(model)
+
+
+WRONG_SHAPES = {
+    "a list": "[]",
+    "sources a list": '{"sources": []}',
+    "an entry a number": '{"sources": {"/x.md": 5}}',
+    "chunk ids a string": '{"sources": {"/x.md": {"sha256": "0", "size": 1, "mtime_ns": 1, "chunk_ids": "ab"}}}',
+    "fingerprint a string": '{"fingerprint": "x", "sources": {}}',
+    "last ingest a string": '{"last_ingest": "yesterday", "sources": {}}',
+}
+
+
+@pytest.mark.parametrize("text", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
+def test_a_manifest_of_the_wrong_shape_is_damaged_and_rebuild_fixes_it(
+    indexed: tuple[Path, IndexLayout], text: str
+) -> None:
+    """Valid JSON of another shape crashed status, search and ingest with AttributeError (exit 70),
+    and the documented fix, `rag ingest --rebuild`, as well."""
+    config, layout = indexed
+    layout.manifest.write_text(text, encoding="utf-8")
+    for args in (["status"], ["search", QUERY], ["ingest"]):
+        result = rag(config, *args)
+        assert result.returncode == 4, (args, result.stderr)
+        line = assert_clean_error(result.stderr)
+        assert str(layout.manifest) in line
+        assert "rag ingest --rebuild" in result.stderr
+    rebuilt = rag(config, "ingest", "--rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    _assert_whole(layout)
+    assert rag(config, "search", QUERY).returncode == 0

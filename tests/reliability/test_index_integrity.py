@@ -19,8 +19,9 @@ from raggity.config.loader import load_config
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.types import Document
 from raggity.ingest.readers import read_file
-from raggity.pipeline.ingest import READ_ATTEMPTS, IndexSync
-from raggity.pipeline.sources import file_source, in_roots
+from raggity.pipeline.ingest.indexer import chunking_settings
+from raggity.pipeline.ingest.sources import file_source, in_roots
+from raggity.pipeline.ingest.sync import READ_ATTEMPTS, IndexSync
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -78,7 +79,7 @@ def test_a_file_edited_while_read_is_read_again(tmp_path: Path, models: Raggity)
     sources = [file_source(p) for p in sorted(docs.iterdir()) if p != target]
     sources.append(replace(file_source(target), read=reader))
 
-    report = s.ingest_run().index_sources(sources, in_roots([docs]))
+    report = s.indexer.ingest_run().index_sources(sources, in_roots([docs]))
     assert reader.calls == 2
     assert report.skipped == ()
     assert "lighthouse keeper" in stored_texts(s, target)
@@ -126,7 +127,7 @@ def test_a_file_that_never_holds_still_is_left_for_the_next_run(
     sources.append(replace(file_source(target), read=EditingReader(target, edits)))
     progress = CountingProgress()
 
-    report = s.ingest_run().index_sources(sources, in_roots([docs]), progress=progress)
+    report = s.indexer.ingest_run().index_sources(sources, in_roots([docs]), progress=progress)
     [skipped] = report.skipped
     assert skipped.source == str(target)
     assert skipped.reason.startswith("changed while being read")
@@ -204,7 +205,7 @@ def test_disk_size_follows_content_over_many_edits(tmp_path: Path, models: Raggi
             s.layout,
             embedder=s.embedder,
             tokenizer=s.tokenizer,
-            chunking=s.chunking(),
+            chunking=chunking_settings(s.config),
             version_grace=timedelta(0),
         )
         sync.run([file_source(p) for p in sorted(docs.iterdir())], in_roots([docs]))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.core.errors import IndexLocationError
+from raggity.core.errors import IndexLocationError, IndexStateError
 from raggity.store.layout import IndexLayout
 from raggity.store.ownership import claim_index_folder
 from tests.support import assert_clean_error, rag, write_config, write_corpus
@@ -125,3 +125,100 @@ def test_an_empty_folder_is_claimed_despite_a_half_written_marker(tmp_path: Path
     (layout.root / "..raggity-index.abc123.tmp").write_text("{", encoding="utf-8")
     claim_index_folder(layout)
     assert layout.marker.is_file()
+
+
+def _planted_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose `.raggity/` is marked as an index (as a clone could ship it); returns the
+    repository and its index folder."""
+    repo = tmp_path / "repo"
+    write_config(repo)
+    write_corpus(repo / "docs")
+    index = repo / ".raggity"
+    index.mkdir()
+    (index / ".raggity-index").write_text('{"raggity_index": 1}\n', encoding="utf-8")
+    (index / "manifest.json").write_text('{"fingerprint": null, "sources": {}}', encoding="utf-8")
+    return repo, index
+
+
+def test_cache_clear_refuses_a_cache_folder_that_is_a_link(tmp_path: Path, foreign: Path) -> None:
+    """Before, `rag cache clear` deleted every *.json the link pointed at (ownership was checked on the
+    index folder only)."""
+    repo, index = _planted_repo(tmp_path)
+    (index / "cache").symlink_to(foreign / "cache")
+    before = tree(foreign)
+    result = rag("cache", "clear", cwd=repo)
+    assert result.returncode == 4
+    line = assert_clean_error(result.stderr)
+    assert str(index / "cache") in line
+    assert "symbolic link" in line
+    assert tree(foreign) == before
+
+
+def test_the_cache_never_writes_or_evicts_through_a_link(tmp_path: Path, foreign: Path) -> None:
+    """Eviction used the same path: a full cache deleted the oldest *.json where the link pointed."""
+    from raggity.store.cache_store import CacheStore  # noqa: PLC0415 - only this test uses it
+
+    link = tmp_path / "cache"
+    link.symlink_to(foreign / "cache")
+    before = tree(foreign)
+    store = CacheStore(link, max_entries=0)
+    store.put("k" * 64, {"answer": "x"})
+    assert store.evict() == 0
+    assert store.clear() == 0
+    assert store.get("entry") is None
+    assert tree(foreign) == before
+
+
+def test_cache_entries_that_are_links_are_not_deleted_through(tmp_path: Path, foreign: Path) -> None:
+    from raggity.store.cache_store import CacheStore  # noqa: PLC0415 - only this test uses it
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "theirs.json").symlink_to(foreign / "cache" / "entry.json")
+    before = tree(foreign)
+    assert CacheStore(cache).clear() == 0
+    assert tree(foreign) == before
+
+
+@pytest.mark.parametrize(
+    "command", [["ingest", "docs"], ["ingest", "docs", "--rebuild"], ["search", "linux"]]
+)
+def test_stores_linked_into_another_index_are_refused_and_it_stays_whole(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A repository's `.raggity/lancedb` and `tantivy` linked into the user's own index: before, `rag
+    ingest` in the repository deleted every row of that index as leftovers of a killed run."""
+    mine = tmp_path / "mine"
+    write_config(mine, index={"path": str(mine / "index")})
+    write_corpus(mine / "docs")
+    assert rag("ingest", "docs", cwd=mine).returncode == 0
+    before = tree(mine / "index")
+    repo, index = _planted_repo(tmp_path)
+    for name in ("lancedb", "tantivy"):
+        (index / name).symlink_to(mine / "index" / name)
+    result = rag(*command, cwd=repo)
+    assert result.returncode == 4, result.stderr
+    line = assert_clean_error(result.stderr)
+    assert str(index / "lancedb") in line
+    assert "symbolic link" in line
+    after = tree(mine / "index")
+    assert after == before
+    assert rag("search", "linux", cwd=mine).returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_link_or_fifo_deep_inside_the_index_is_refused_before_writing(tmp_path: Path, kind: str) -> None:
+    _, index = _planted_repo(tmp_path)
+    outside = tmp_path / "outside.lance"
+    outside.mkdir()
+    (outside / "data.bin").write_bytes(b"keep")
+    (index / "lancedb").mkdir()
+    planted = index / "lancedb" / "chunks.lance"
+    if kind == "link":
+        planted.symlink_to(outside)
+    else:
+        os.mkfifo(planted)
+    with pytest.raises(IndexStateError) as info:
+        claim_index_folder(IndexLayout(index))
+    assert str(planted) in str(info.value)
+    assert (outside / "data.bin").read_bytes() == b"keep"

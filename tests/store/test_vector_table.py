@@ -69,3 +69,17 @@ def test_cosines_of_chosen_rows_in_memory_and_through_lance(tmp_path: Path) -> N
         assert set(cosines) == {"c299", "c004", "c151"}
         for cid, value in cosines.items():
             assert value == pytest.approx(float(vectors[int(cid[1:])] @ query), abs=1e-5)
+
+
+@pytest.mark.parametrize("in_memory_rows", [VectorTableReader.IN_MEMORY_ROWS, 0])
+def test_a_table_emptied_by_deletions_finds_nothing(tmp_path: Path, in_memory_rows: int) -> None:
+    """Every file deleted and ingested again leaves a committed table with no rows: reshape(0, -1)
+    raised "cannot reshape array of size 0" on every search."""
+    path, vectors, chunks = _table(tmp_path, rows=4)
+    VectorTableWriter(tmp_path / "lancedb", 16).delete([c.id for c in chunks])
+    reader = VectorTableReader(path)
+    reader.IN_MEMORY_ROWS = in_memory_rows
+
+    assert reader.nearest(vectors[0], 5) == []
+    assert reader.cosines(vectors[0], [c.id for c in chunks]) == {}
+    assert reader.fetch([c.id for c in chunks]) == {}

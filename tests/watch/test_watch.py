@@ -407,7 +407,7 @@ def test_an_update_refused_by_a_busy_lock_is_retried_and_says_so(tmp_path: Path,
 
 
 def _report(*skipped: tuple[str, str]) -> WatchUpdate:
-    from raggity.pipeline.ingest import IngestReport, Skipped  # noqa: PLC0415 - imported where the test needs it
+    from raggity.pipeline.ingest.sync import IngestReport, Skipped  # noqa: PLC0415 - imported where the test needs it
 
     report = IngestReport(
         added=0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from raggity.core.types import Document
@@ -15,23 +16,31 @@ DEFAULT_SEGMENT_CHARS = 4_000_000
 
 
 def read_file(
-    path: Path, *, segment_chars: int = DEFAULT_SEGMENT_CHARS, max_chars: int = DEFAULT_MAX_CHARS
+    path: Path,
+    *,
+    segment_chars: int = DEFAULT_SEGMENT_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    name: Path | None = None,
 ) -> Iterator[Document]:
     """Documents read from `path`: usually one, several when a large text or code file is streamed.
 
     Raises UnreadableFileError while iterating when the file holds no usable text; a streamed file
     may raise it after some segments, for instance when the file vanishes half-way. Raises
     TooMuchTextError, before yielding anything where it can tell, when the text passes `max_chars`.
+    `name`: the path the documents are indexed under (and the kind judged by), when `path` is its
+    real path. The file is opened without following a link (readers.source.open_source).
     """
     if segment_chars < 1 or max_chars < 1:
         raise ValueError(f"segment_chars and max_chars must be positive, got {segment_chars}, {max_chars}")
-    return _read(path, segment_chars, max_chars)
+    documents = _read(path, kind_of(name or path), segment_chars, max_chars)
+    if name is None or name == path:
+        return documents
+    return (replace(document, source=str(name)) for document in documents)
 
 
-def _read(path: Path, segment_chars: int, max_chars: int) -> Iterator[Document]:
+def _read(path: Path, kind: str | None, segment_chars: int, max_chars: int) -> Iterator[Document]:
     # Readers are imported on first use: pypdf alone costs more start-up time than
     # commands that never read a file (search, ask) can afford.
-    kind = kind_of(path)
     if kind == "markdown":
         from raggity.ingest.readers.markdown import read_markdown  # noqa: PLC0415 - a parser loads only for its format
 

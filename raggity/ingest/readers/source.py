@@ -14,6 +14,7 @@ from raggity.core.errors import os_reason
 from raggity.ingest.readers.errors import UnreadableFileError
 
 _NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -25,7 +26,8 @@ def os_error_reason(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "not a file"
     if exc.errno == errno.ELOOP:
-        return "symlink loop"
+        # Opened with O_NOFOLLOW: discovery checked a file, and a link now stands in its place.
+        return "replaced by a symlink (not followed)"
     return f"unreadable: {os_reason(exc).lower()}"
 
 
@@ -33,8 +35,10 @@ def os_error_reason(exc: OSError) -> str:
 def open_source(path: Path) -> Iterator[BinaryIO]:
     """The file opened for binary reading; OSErrors inside the block become UnreadableFileError."""
     try:
-        # Non-blocking, so that a FIFO given by name fails the regular-file check instead of hanging.
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        # Non-blocking, so that a FIFO given by name fails the regular-file check instead of hanging;
+        # not following a link, so that a file replaced by one after discovery is not read through
+        # it (ingest opens files by the real path discovery checked).
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise UnreadableFileError(os_error_reason(exc)) from exc
     try:

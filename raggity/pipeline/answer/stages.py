@@ -14,12 +14,10 @@ from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.errors import ConfigError, ContextOverflowError
+from raggity.core.protocols import Generator
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
-from raggity.pipeline.answer_cache import AnswerCache
-from raggity.pipeline.answer_stream import AttributedStream, StreamResult
-from raggity.pipeline.answerability import (
-    ContinuationScorer,
+from raggity.pipeline.answer.answerability import (
     Thresholds,
     coverage,
     judge_coverage,
@@ -27,23 +25,27 @@ from raggity.pipeline.answerability import (
     refusal_probability,
     thresholds_for,
 )
-from raggity.pipeline.attribution import flag_sources, sources_read
-from raggity.pipeline.citations import claim_words
-from raggity.pipeline.focus import focus_sources
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import (
+from raggity.pipeline.answer.attribution import flag_sources, sources_read
+from raggity.pipeline.answer.cache import AnswerCache
+from raggity.pipeline.answer.citations import claim_words
+from raggity.pipeline.answer.closest import closest_passages
+from raggity.pipeline.answer.focus import focus_sources
+from raggity.pipeline.answer.freshness import changed_since_ingest, newer_files
+from raggity.pipeline.answer.prompt import (
     OFFER_REFUSAL_INSTRUCTION,
     STRICT_INSTRUCTION,
     YES_NO_INSTRUCTION,
     PromptSource,
     build_messages,
 )
+from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 from raggity.retrieval.abstain import should_abstain
-from raggity.retrieval.selection import SelectionPolicy
+from raggity.retrieval.selection import select_candidates
+from raggity.store.manifest import Manifest
 from raggity.store.vector_table import VectorTableReader
 
 # Tokens kept free for the chat template and the system prompt around the sources.
-_PROMPT_OVERHEAD = 320
+PROMPT_OVERHEAD = 320
 # The least source text a prompt may carry: [generation] source_tokens cannot be set lower either.
 _MIN_SOURCE_TOKENS = 64
 
@@ -79,13 +81,6 @@ class AskSettings:
             "temperature": self.temperature,
             "parent_document": self.parent_document,
         }
-
-
-def select_candidates(candidates: Sequence[Candidate], settings: AskSettings) -> list[Candidate]:
-    """relevance_floor applies to rerank scores only: RRF scores have no absolute meaning."""
-    policy = SelectionPolicy(settings.top_k, settings.relevance_floor)
-    scores = [c.rerank_score if c.rerank_score is not None else 1.0 for c in candidates]
-    return policy.select(candidates, scores)
 
 
 def expand_to_parents(selected: Sequence[Candidate], table: VectorTableReader) -> list[Chunk]:
@@ -161,7 +156,7 @@ def abstain_stage(settings: AskSettings) -> CandidateStage:
 
 def select_stage(settings: AskSettings) -> CandidateStage:
     def stage(candidates: list[Candidate]) -> Staged[list[Candidate]]:
-        selected = select_candidates(candidates, settings)
+        selected = select_candidates(candidates, settings.top_k, settings.relevance_floor)
         return passed(selected, top_k=settings.top_k, relevance_floor=settings.relevance_floor)
 
     return stage
@@ -190,16 +185,16 @@ def focus_stage(question: str, chunks: Sequence[Chunk]) -> Staged[list[Chunk]]:
     return Staged(focused, len(focused), {"chars": {"before": before, "after": after}})
 
 
-def room_for_sources(question: str, model: TextGenerator, max_tokens: int) -> int:
+def room_for_sources(question: str, model: Generator, max_tokens: int) -> int:
     """Prompt tokens left for sources beside `question`, the instructions and an answer of
     `max_tokens`. A question that leaves too few is refused here, not by llama.cpp: a pasted log as
     the question ended in an internal error."""
-    beside = model.context_size - max_tokens - _PROMPT_OVERHEAD
+    beside = model.context_size - max_tokens - PROMPT_OVERHEAD
     if beside < _MIN_SOURCE_TOKENS:
         raise ConfigError(
             f"[generation] max_tokens ({max_tokens}) leaves no room for the prompt in a context of "
             f"{model.context_size} tokens",
-            f"keep max_tokens at most context_size - {_PROMPT_OVERHEAD + _MIN_SOURCE_TOKENS}",
+            f"keep max_tokens at most context_size - {PROMPT_OVERHEAD + _MIN_SOURCE_TOKENS}",
         )
     question_tokens = model.count_tokens(question)
     if beside - question_tokens < _MIN_SOURCE_TOKENS:
@@ -215,7 +210,7 @@ def build_prompt(
     question: str,
     chunks: Sequence[Chunk],
     focused: Sequence[Chunk],
-    model: TextGenerator,
+    model: Generator,
     settings: AskSettings,
 ) -> Staged[Prompt]:
     """Numbered sources, best first, while they fit the source budget: focused text, cited as the
@@ -236,12 +231,10 @@ def build_prompt(
     return Staged(prompt, len(sources), {"budget_tokens": budget})
 
 
-def judge_stage(model: TextGenerator, prompt: Prompt, settings: AskSettings) -> Staged[bool]:
+def judge_stage(model: Generator, prompt: Prompt, settings: AskSettings) -> Staged[bool]:
     """The model's own judgement (answerability.refusal_probability). Its prompts differ from the
     answer prompt only in their last line, so the rest stays in the model's cache for the answer
     that follows. This is where the model decides to decline: the answer prompt offers no refusal."""
-    if not isinstance(model, ContinuationScorer):
-        return Staged(True, len(prompt.sources))
     probability, opening, asked = refusal_probability(model, prompt.refusal_offered, prompt.yes_no)
     verdict = judge_refusal(probability, settings.answerability)
     detail = {
@@ -254,21 +247,31 @@ def judge_stage(model: TextGenerator, prompt: Prompt, settings: AskSettings) -> 
 
 
 def generate_stage(
-    model: TextGenerator,
+    model: Generator,
     question: str,
     messages: list[dict[str, str]],
     sources: Sequence[PromptSource],
     settings: AskSettings,
     on_token: Callable[[str], None] | None,
+    asked_at: float,
     first_shape: str | None = None,
 ) -> Staged[StreamResult]:
     """Streams the reply through the attributing stream: words are shown as they come once the reply
     reads as prose, each sentence ends with the sources that support it, and a reply that is not an
     answer (only markers, headings or names) is never shown. Words the question gave count as no
-    evidence."""
+    evidence. `first_text_ms` is the wait a person sees: from `asked_at` (the question's Enter) to
+    the first answer text shown, every stage before included."""
     given = frozenset(claim_words(question))
     headings = [s.chunk.heading for s in sources]
-    stream = AttributedStream(sources, given=given, headings=headings, emit=on_token)
+    shown: list[float] = []
+
+    def emit(piece: str) -> None:
+        if not shown:
+            shown.append(time.perf_counter())
+        if on_token is not None:
+            on_token(piece)
+
+    stream = AttributedStream(sources, given=given, headings=headings, emit=emit)
     detail: dict[str, object] = {} if first_shape is None else {"first_shape": first_shape}
     began = time.perf_counter()
     for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
@@ -279,6 +282,8 @@ def generate_stage(
         stream.feed(piece)
     result = stream.finish()
     detail["chars"] = len(result.raw)
+    if shown:
+        detail["first_text_ms"] = round((shown[0] - asked_at) * 1000, 1)
     return Staged(result, 1, detail)
 
 
@@ -301,21 +306,50 @@ def answer_from_candidates(
     *,
     settings: AskSettings,
     table: VectorTableReader,
-    generator: Callable[[], TextGenerator],
+    manifest: Manifest,
+    generator: Callable[[], Generator],
     trace: TraceRecorder,
     on_token: Callable[[str], None] | None = None,
     cache: AnswerCache | None = None,
 ) -> Answer:
-    """The ask pipeline after retrieval, one traced stage at a time."""
+    """The ask pipeline after retrieval, one traced stage at a time. A decline carries the closest
+    passages retrieval found, so that it still shows where to read; every answer says which of its
+    files changed since they were indexed (`manifest`: the index the candidates came from)."""
+    answer = _decide(question, candidates, settings, table, generator, trace, on_token, cache)
+    checked = trace.run("freshness", 1, partial(freshness_stage, answer, manifest))
+    return replace(checked, trace=trace.stages)
+
+
+def freshness_stage(answer: Answer, manifest: Manifest) -> Staged[Answer]:
+    """Whether the files behind the answer are still what was indexed; a decline also counts the
+    files written since the last ingest, which may hold what was asked."""
+    read = [c.source for c in (*answer.citations, *answer.sources_read)] + [p.source for p in answer.closest]
+    changed = changed_since_ingest(read, manifest)
+    newer = newer_files(manifest) if answer.declined else 0
+    checked = replace(answer, changed_sources=changed, newer_files=newer)
+    return Staged(checked, 1, {"checked": len(set(read)), "changed": len(changed), "newer_files": newer})
+
+
+def _decide(
+    question: str,
+    candidates: Sequence[Candidate],
+    settings: AskSettings,
+    table: VectorTableReader,
+    generator: Callable[[], Generator],
+    trace: TraceRecorder,
+    on_token: Callable[[str], None] | None,
+    cache: AnswerCache | None,
+) -> Answer:
+    closest = closest_passages(question, candidates)
     kept = trace.run("abstain", len(candidates), partial(abstain_stage(settings), list(candidates)))
     selected = trace.run("select", len(kept), partial(select_stage(settings), kept)) if kept else []
     if not selected:
-        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest)
     chunks = trace.run(
         "parent-expansion", len(selected), lambda: _expanded(selected, table, settings.parent_document)
     )
     if not trace.run("coverage", len(chunks), partial(coverage_stage, question, chunks, settings)):
-        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages)
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest)
     key = None
     if cache is not None:
         key = cache.key(question, chunks, settings.cache_options)
@@ -336,6 +370,8 @@ def answer_from_candidates(
         "prompt", len(focused), partial(build_prompt, question, chunks, focused, model, settings)
     )
     answer = _answer_with_model(question, model, prompt, settings, trace, on_token)
+    if answer.refused:
+        answer = replace(answer, closest=closest)
     if cache is not None and key is not None and not answer.refused:
         # A refusal depends on the model's judgement of this prompt: it is not cached.
         cache.put(key, answer)
@@ -344,7 +380,7 @@ def answer_from_candidates(
 
 def _answer_with_model(
     question: str,
-    model: TextGenerator,
+    model: Generator,
     prompt: Prompt,
     settings: AskSettings,
     trace: TraceRecorder,
@@ -358,7 +394,16 @@ def _answer_with_model(
     result = trace.run(
         "generate",
         n,
-        partial(generate_stage, model, question, prompt.messages, prompt.sources, settings, on_token),
+        partial(
+            generate_stage,
+            model,
+            question,
+            prompt.messages,
+            prompt.sources,
+            settings,
+            on_token,
+            trace.started,
+        ),
     )
     if not result.shown and not result.refused and result.shape != "prose":
         strict = build_messages(question, prompt.sources, STRICT_INSTRUCTION)
@@ -366,7 +411,15 @@ def _answer_with_model(
             "generate-strict",
             n,
             partial(
-                generate_stage, model, question, strict, prompt.sources, settings, on_token, result.shape
+                generate_stage,
+                model,
+                question,
+                strict,
+                prompt.sources,
+                settings,
+                on_token,
+                trace.started,
+                result.shape,
             ),
         )
     result = trace.run("citations", n, partial(citations_stage, result))
@@ -403,6 +456,6 @@ def _cached(cache: AnswerCache, key: str) -> Staged[Answer | None]:
     return Staged(hit, 0 if hit is None else 1, {"hit": hit is not None, "key": key[:16]})
 
 
-def _loaded(generator: Callable[[], TextGenerator]) -> Staged[TextGenerator]:
+def _loaded(generator: Callable[[], Generator]) -> Staged[Generator]:
     model = generator()
     return Staged(model, 0, {"model": model.identity})

@@ -17,17 +17,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from raggity.pipeline.answer_shape import AnswerShape, answer_shape
-from raggity.pipeline.attribution import (
+from raggity.pipeline.answer.attribution import (
     AttributedSentence,
     Attribution,
     attribute,
     attribute_sentence,
-    split_sentences,
+    reply_sentences,
 )
-from raggity.pipeline.citations import content_words, without_markers
-from raggity.pipeline.injection import sensitive_spans
-from raggity.pipeline.prompt import REFUSAL_OPENING, PromptSource
+from raggity.pipeline.answer.citations import content_words, without_markers
+from raggity.pipeline.answer.injection import sensitive_spans
+from raggity.pipeline.answer.prompt import REFUSAL_OPENING, PromptSource
+from raggity.pipeline.answer.shape import AnswerShape, answer_shape
 
 _SENTENCE_END = (".", "!", "?")
 # A word followed by the space after it: only such words are complete.
@@ -79,8 +79,8 @@ def settled_prefix(sentence: str) -> str:
 
 def _split(reply: str) -> tuple[list[tuple[str, str]], str]:
     """The reply's complete sentences (with the separator after each) and the one still growing,
-    with a space at its end when its last word is complete (split_sentences strips it)."""
-    pieces = split_sentences(reply)
+    with a space at its end when its last word is complete (reply_sentences strips it)."""
+    pieces = reply_sentences(reply)
     if not pieces:
         return [], ""
     complete, growing = pieces[:-1], pieces[-1][0]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from raggity.core.quoting import neutralise
 from raggity.core.types import Chunk
 
 # Changes whenever what the model reads changes (instructions, source format, focusing): cached answers
@@ -45,18 +45,6 @@ STRICT_INSTRUCTION = (
     "Answer the question in one complete sentence with a verb, using the facts in the sources. "
     "Do not write source numbers, headings, titles or lists."
 )
-
-# A source must not be able to close its block, open a fake one, cite itself as another number,
-# or smuggle chat-template control tokens into the conversation.
-_DELIMITER = re.compile(r"<\s*/?\s*source\b", re.IGNORECASE)
-_FAKE_CITATION = re.compile(r"\[(\s*\d+\s*)\]")
-_CONTROL_TOKEN = re.compile(r"<\|([^|>]{0,40})\|>")
-
-
-def neutralise(text: str) -> str:
-    text = _DELIMITER.sub(lambda m: m.group(0).replace("<", "‹"), text)
-    text = _FAKE_CITATION.sub(r"(\1)", text)
-    return _CONTROL_TOKEN.sub(r"‹|\1|›", text)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.core.protocols import Generator
+from raggity.core.quoting import neutralise
 from raggity.core.types import Chunk
-from raggity.pipeline.prompt import neutralise
 from raggity.retrieval.graph_model import (
     Entity,
     Extraction,

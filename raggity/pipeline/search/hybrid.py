@@ -25,7 +25,7 @@ from raggity.retrieval.fusion import reciprocal_rank_fusion
 from raggity.retrieval.rerank import rerank
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import ManifestCache
+from raggity.store.manifest import Manifest, ManifestCache
 from raggity.store.vector_table import VectorTableReader
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -59,6 +59,8 @@ class IndexSnapshot:
         self._manifests = ManifestCache(layout.manifest)
         self._key: frozenset[str] | None = None
         self._sources: dict[str, frozenset[str]] = {}
+        # The manifest the readers were opened at: what each file was when it was indexed.
+        self.manifest = Manifest()
         self.table = VectorTableReader(layout.table)
         self.live: frozenset[str] = frozenset()
         self.bm25 = Bm25Reader(layout.tantivy)
@@ -68,6 +70,7 @@ class IndexSnapshot:
         if live is self._key:
             return
         self._key = live
+        self.manifest = manifest
         self._sources = {source: frozenset(e.chunk_ids) for source, e in manifest.sources.items()}
         self.table = VectorTableReader(self._layout.table)
         self.bm25 = Bm25Reader(self._layout.tantivy)
@@ -179,18 +182,27 @@ def fuse(
     return passed(merge_lists(fused, [*lists, supplementary]), k=k)
 
 
+def merged_origins(lists: Sequence[Sequence[Candidate]]) -> dict[str, tuple[str, ...]]:
+    """For each chunk id, the names of every list that holds it, in list order, each once: a chunk
+    found by several queries or retrievers keeps where each copy came from."""
+    origins: dict[str, dict[str, None]] = {}
+    for ranked in lists:
+        for c in ranked:
+            origins.setdefault(c.chunk.id, {}).update(dict.fromkeys(c.origins))
+    return {cid: tuple(names) for cid, names in origins.items()}
+
+
 def merge_lists(fused: Sequence[tuple[str, float]], lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
     """One candidate per fused id, scored by fusion: its best rank in any dense and any BM25 list,
     and the names of every list that holds it, in list order."""
     first: dict[str, Candidate] = {}
-    origins: dict[str, dict[str, None]] = {}
+    origins = merged_origins(lists)
     dense: dict[str, int] = {}
     bm25: dict[str, int] = {}
     for ranked in lists:
         for c in ranked:
             cid = c.chunk.id
             first.setdefault(cid, c)
-            origins.setdefault(cid, {}).update(dict.fromkeys(c.origins))
             if c.dense_rank is not None:
                 dense[cid] = min(dense.get(cid, c.dense_rank), c.dense_rank)
             if c.bm25_rank is not None:
@@ -202,7 +214,7 @@ def merge_lists(fused: Sequence[tuple[str, float]], lists: Sequence[Sequence[Can
             rrf_score=score,
             dense_rank=dense.get(cid),
             bm25_rank=bm25.get(cid),
-            origins=tuple(origins[cid]),
+            origins=origins[cid],
         )
         for cid, score in fused
     ]

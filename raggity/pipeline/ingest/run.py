@@ -11,9 +11,15 @@ from raggity.config.schema import IngestConfig
 from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError, os_reason
 from raggity.core.protocols import Embedder, Generator, Tokenizer
 from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.discover import discover
-from raggity.pipeline.graph_build import GraphBuildReport, GraphBuildSettings, GraphProgress, build_graph
-from raggity.pipeline.ingest import (
+from raggity.ingest.discover import discover, recheck
+from raggity.pipeline.ingest.graph_build import (
+    GraphBuildReport,
+    GraphBuildSettings,
+    GraphProgress,
+    build_graph,
+)
+from raggity.pipeline.ingest.sources import file_source, in_roots
+from raggity.pipeline.ingest.sync import (
     IndexSync,
     IngestProgress,
     IngestReport,
@@ -21,7 +27,6 @@ from raggity.pipeline.ingest import (
     SourceFile,
     index_fingerprint,
 )
-from raggity.pipeline.sources import file_source, in_roots
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -67,6 +72,8 @@ class IngestRun:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
+        # The folders this ingest speaks for: deletion and carry-over are scoped by them.
+        in_scope = in_roots(list(request.roots))
         present = [root for root in request.roots if root.exists()]
         gone = [root for root in request.roots if not root.exists()]
         if gone:
@@ -82,16 +89,23 @@ class IngestRun:
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
                 try:
-                    sources.append(file_source(path, max_chars=self._settings.max_file_chars))
+                    sources.append(
+                        file_source(
+                            path, max_chars=self._settings.max_file_chars, real=found.real_paths.get(path)
+                        )
+                    )
                 except OSError as exc:
                     early.append(Skipped(str(path), f"unreadable: {os_reason(exc)}"))
             for skipped in early:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)
-            sources += self._carried_over(request.roots, request.rebuild)
-            report = self.index_sources(
-                sources, in_roots(list(request.roots)), rebuild=request.rebuild, progress=progress
-            )
+            carried, dropped = self._carried_over(in_scope, request.rebuild)
+            sources += carried
+            for skipped in dropped:
+                if progress is not None:
+                    progress.warn(skipped.source, skipped.reason)
+            early += dropped
+            report = self.index_sources(sources, in_scope, rebuild=request.rebuild, progress=progress)
             if self._graph is not None:
                 self._update_graph(self._graph, graph_progress)
         report = replace(
@@ -137,23 +151,50 @@ class IngestRun:
         except IndexStateError:
             return ()  # no index yet, or a damaged one: nothing known to be indexed
 
-    def _carried_over(self, roots: Sequence[Path], rebuild: bool) -> list[SourceFile]:
+    def _carried_over(
+        self, in_scope: Callable[[str], bool], rebuild: bool
+    ) -> tuple[list[SourceFile], list[Skipped]]:
         """A rebuild empties the whole index, so files indexed from other folders are indexed again
-        with the new settings instead of silently disappearing."""
+        with the new settings instead of silently disappearing: those that discovery would still
+        take (discover.recheck) and that still hold the content the index recorded for them. The
+        manifest may come with a cloned repository: a file it names that the index never held (its
+        digest cannot be known to whoever wrote it) is not read. Returns the sources, and the files
+        left out with the reason."""
         try:
             manifest = load_manifest(self._layout.manifest)
         except IndexStateError:
-            return []  # damaged: nothing trustworthy to carry over
+            return [], []  # damaged: nothing trustworthy to carry over
         current = index_fingerprint(self._embedder.identity, self._chunking)
         if not rebuild and manifest.fingerprint in (None, current):
-            return []
-        inside = in_roots(list(roots))
-        limit = self._settings.max_file_chars
-        return [
-            file_source(Path(s), max_chars=limit)
-            for s in manifest.sources
-            if not inside(s) and Path(s).is_file()
-        ]
+            return [], []
+        others = [Path(s) for s in manifest.sources if not in_scope(s)]
+        checked = recheck(others, self._settings, index_dir=self._layout.root)
+        dropped = [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.skipped]
+        dropped += [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.excluded]
+        sources = []
+        for path in checked.files:
+            entry = manifest.sources[str(path)]
+            try:
+                source = file_source(path, max_chars=self._settings.max_file_chars, real=str(path))
+                same = source.size == entry.size and source.digest() == entry.sha256
+            except OSError as exc:
+                dropped.append(
+                    Skipped(str(path), f"not carried over the rebuild: unreadable: {os_reason(exc)}")
+                )
+                continue
+            if same:
+                sources.append(source)
+            else:
+                dropped.append(Skipped(str(path), CHANGED_SINCE_INDEXED))
+        taken = {s.source for s in sources} | {s.source for s in dropped}
+        dropped += [Skipped(str(p), NOT_TAKEN) for p in others if str(p) not in taken]
+        return sources, dropped
+
+
+# A carried-over file is read again only with the content the index held: one edited since is indexed
+# when its folder is ingested again.
+CHANGED_SINCE_INDEXED = "not carried over the rebuild: changed since it was indexed (ingest its folder again)"
+NOT_TAKEN = "not carried over the rebuild: not a file `rag ingest` reads there"
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from raggity.core.protocols import EmbedTexts, Retriever, Vector
 from raggity.core.trace import Staged, TraceRecorder, passed
 from raggity.core.types import Candidate, Query
-from raggity.pipeline.search import QueryPlan
-from raggity.pipeline.transforms import Transforms
+from raggity.pipeline.search.hybrid import QueryPlan, merged_origins
+from raggity.pipeline.search.transforms import Transforms
 
 DECOMPOSE_NOTE = "--decompose overrides hyde, step-back and expand (they were not run)"
 
@@ -151,13 +151,12 @@ def merge_by_chunk(lists: Sequence[Sequence[Candidate]]) -> list[Candidate]:
     the best rank it reached in any list, then by score: each sub-question's top hits come first."""
     best: dict[str, Candidate] = {}
     rank: dict[str, int] = {}
-    origins: dict[str, dict[str, None]] = {}
+    origins = merged_origins(lists)
     for ranked in lists:
         for position, candidate in enumerate(ranked):
             cid = candidate.chunk.id
-            origins.setdefault(cid, {}).update(dict.fromkeys(candidate.origins))
             rank[cid] = min(rank.get(cid, position), position)
             if cid not in best or candidate.score > best[cid].score:
                 best[cid] = candidate
-    merged = [replace(c, origins=tuple(origins[cid])) for cid, c in best.items()]
+    merged = [replace(c, origins=origins[cid]) for cid, c in best.items()]
     return sorted(merged, key=lambda c: (rank[c.chunk.id], -c.score))

@@ -7,15 +7,15 @@ from collections.abc import Callable
 
 from raggity.core.protocols import EmbedTexts, Retriever
 from raggity.core.trace import Staged, TraceRecorder
-from raggity.pipeline.query_plan import (
+from raggity.pipeline.search.hybrid import QueryPlan
+from raggity.pipeline.search.query_plan import (
     DECOMPOSE_NOTE,
     DecomposedRetriever,
     TransformOptions,
     as_given,
     transformed,
 )
-from raggity.pipeline.search import QueryPlan
-from raggity.pipeline.transforms import Transforms
+from raggity.pipeline.search.transforms import Transforms
 
 
 def request_retriever(

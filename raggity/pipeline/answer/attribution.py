@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from raggity.core.types import Answer, Citation
-from raggity.pipeline.citations import (
+from raggity.pipeline.answer.citations import (
     SENTENCE_STOP,
     SUPPORT_THRESHOLD,
     claim_words,
@@ -22,8 +22,8 @@ from raggity.pipeline.citations import (
     support,
     without_markers,
 )
-from raggity.pipeline.injection import instruction_warning, sensitive_spans
-from raggity.pipeline.prompt import PromptSource
+from raggity.pipeline.answer.injection import instruction_warning, sensitive_spans
+from raggity.pipeline.answer.prompt import PromptSource
 
 # Shown (and put in --json) when no sentence of a non-declined answer could be tied to a source.
 UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
@@ -128,7 +128,7 @@ def _abbreviation(line: str, stop: int, after: int) -> bool:
     return bool(_LONE_CAPITAL.search(line, 0, stop)) and bool(_INITIAL_OR_NOTHING_YET.match(line, after))
 
 
-def split_sentences(text: str) -> list[tuple[str, str]]:
+def reply_sentences(text: str) -> list[tuple[str, str]]:
     """(sentence, separator after it): lines stay lines, sentences within a line join with a space.
     A stop after an odd number of backticks on its line is code, not an end: a marker put there
     would land inside the code span. (Counted from the line's start, so a streamed prefix splits as
@@ -155,7 +155,7 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
 def attribute(
     answer: str, sources: Sequence[PromptSource], given: frozenset[str] = frozenset()
 ) -> Attribution:
-    attributed = [(attribute_sentence(s, sources, given), sep) for s, sep in split_sentences(answer)]
+    attributed = [(attribute_sentence(s, sources, given), sep) for s, sep in reply_sentences(answer)]
     return assemble([a for a, _ in attributed], [sep for _, sep in attributed], sources)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from raggity.core.protocols import EmbedTexts
-from raggity.pipeline.search import IndexSnapshot
+from raggity.pipeline.search.hybrid import IndexSnapshot
 from raggity.retrieval.graph_model import load_graph
 from raggity.retrieval.graph_retriever import GraphRanker, GraphRetriever
 from raggity.store.layout import IndexLayout

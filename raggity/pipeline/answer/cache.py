@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from raggity.core.types import Answer, Chunk, Citation, Location
-from raggity.pipeline.prompt import PROMPT_VERSION
+from raggity.pipeline.answer.prompt import PROMPT_VERSION
 from raggity.store.cache_store import CacheStore, digest
 
 

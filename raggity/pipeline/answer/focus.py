@@ -22,7 +22,7 @@ from typing import Literal
 
 from raggity.core.labels import is_label
 from raggity.core.types import Chunk
-from raggity.pipeline.citations import SENTENCE_STOP, claim_words
+from raggity.pipeline.answer.citations import SENTENCE_STOP, claim_words
 
 # Most sentences kept per source: the best matches, each with the sentence that follows it.
 BEST_SENTENCES = 2
@@ -93,7 +93,7 @@ class _Unit:
         return self.kind in ("header", "row")
 
 
-def split_sentences(text: str) -> list[str]:
+def document_sentences(text: str) -> list[str]:
     """Sentences of `text`. A line break inside a paragraph is wrapping, not an end: documentation is
     hard-wrapped at 80 columns, and cutting there split "Download its tarball,\nunpack it into ..."
     into a fragment that lost the instruction. Blank lines, headings and list items do end one."""
@@ -143,7 +143,7 @@ def idf_weights(question: str, texts: Sequence[str]) -> dict[str, float]:
     """Weight of each question word by how few of the candidate sentences contain it: a word in
     every sentence ("Normans" in an article about Normans) says little about where the answer is."""
     words = claim_words(question)
-    sentences = [claim_words(s) for text in texts for s in split_sentences(clean(text))]
+    sentences = [claim_words(s) for text in texts for s in document_sentences(clean(text))]
     n = max(len(sentences), 1)
     return {w: math.log(1 + n / (1 + sum(w in s for s in sentences))) for w in words}
 

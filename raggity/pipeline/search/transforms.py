@@ -13,11 +13,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from raggity.core.protocols import Generator
+from raggity.core.quoting import neutralise
 from raggity.core.trace import Staged, TraceRecorder
-from raggity.pipeline.generation import TextGenerator
-from raggity.pipeline.prompt import PROMPT_VERSION, neutralise
 from raggity.store.cache_store import CacheStore, digest
 
+# Part of every cached transform's key: change it whenever the prompts below change. It began as the
+# answer prompt's version ("10") and moves on its own now that the search room owns its prompts.
+TRANSFORM_PROMPT_VERSION = "10"
 MAX_SUB_QUESTIONS = 4
 _MAX_QUESTION_CHARS = 200
 
@@ -113,7 +116,7 @@ class Transforms:
 
     def __init__(
         self,
-        generator: Callable[[], TextGenerator],
+        generator: Callable[[], Generator],
         *,
         identity: str,
         settings: TransformSettings | None = None,
@@ -168,7 +171,7 @@ class Transforms:
             question,
             self._identity,
             s.expand_n,
-            PROMPT_VERSION,
+            TRANSFORM_PROMPT_VERSION,
             {
                 "temperature": s.temperature,
                 "hyde_tokens": s.hyde_tokens,

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
-from raggity.pipeline.citations import content_words
-from raggity.pipeline.prompt import REFUSAL_OPENING
+from raggity.core.protocols import Generator
+from raggity.pipeline.answer.citations import content_words
+from raggity.pipeline.answer.prompt import REFUSAL_OPENING
 
 # Terminal escape sequences (CSI such as ESC [ 2 J, OSC such as ESC ] 0 ; title BEL) and other control
 # characters: their letters ("J") are not words of a question.
@@ -26,13 +27,6 @@ _TERMINAL_CODES = re.compile(
 )
 
 Reason = Literal["", "coverage", "model"]
-
-
-@runtime_checkable
-class ContinuationScorer(Protocol):
-    """A generator that can say how likely its reply to `messages` starts with `text`."""
-
-    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -91,7 +85,7 @@ def judge_coverage(value: float, thresholds: Thresholds) -> Verdict:
 
 
 def refusal_probability(
-    model: ContinuationScorer, refusal_offered: Sequence[dict[str, str]], yes_no: Sequence[dict[str, str]]
+    model: Generator, refusal_offered: Sequence[dict[str, str]], yes_no: Sequence[dict[str, str]]
 ) -> tuple[float, float, float]:
     """The model's judgement that the sources do not answer, read two ways from prompts that share
     all but their last line: the probability of opening with the refusal it was offered, and the

@@ -1,0 +1,18 @@
+"""The optional dependencies of `raggity[scale]`, imported on first use with one clear error if absent."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from raggity.core.errors import ConfigError
+
+EXTRA_HINT = "install it with: pip install 'raggity[scale]'"
+
+
+def require(module: str) -> ModuleType:
+    """`module` (ray, lance_ray, boto3), or a one-line ConfigError naming the extra that brings it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"the Ray ingest engine needs {module}, from the scale extra", EXTRA_HINT) from None

@@ -1,0 +1,1 @@
+"""The answer room: ranked candidates into a cited answer, or a decline. Entry: answerer.Answerer."""

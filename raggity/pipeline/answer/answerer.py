@@ -1,0 +1,83 @@
+"""The answer room's one entry: an answer from retrieved candidates, from (config, models).
+
+Abstain, select, expand to parents, check coverage, focus, prompt, the model's judgement, generate
+with sources attached, check citations (stages.py runs them, one traced stage each). It imports
+nothing from the ingest or search rooms: an import-linter contract says so. Every door a user opens
+(ask, chat, MCP) answers through `Answerer.answer`, so each makes the same decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from raggity.config.schema import Config
+from raggity.core.trace import TraceRecorder
+from raggity.core.types import Answer, Candidate
+from raggity.pipeline.answer.answerability import thresholds_for
+from raggity.pipeline.answer.cache import AnswerCache
+from raggity.pipeline.answer.stages import AskSettings, answer_from_candidates
+from raggity.pipeline.models import Models
+from raggity.store.cache_store import CacheStore
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import Manifest
+from raggity.store.vector_table import VectorTableReader
+
+
+class Answerer:
+    def __init__(self, config: Config, models: Models) -> None:
+        self._config = config
+        self._models = models
+
+    def settings(self, *, top_k: int | None = None) -> AskSettings:
+        """The answer settings the config gives (thresholds calibrated for its model), the public
+        door for callers that answer with other settings (benchmarks, calibration): change the
+        returned value with dataclasses.replace and pass it to `answer`."""
+        r, g = self._config.retrieval, self._config.generation
+        return AskSettings(
+            r.top_k if top_k is None else top_k,
+            r.sufficiency_floor,
+            r.relevance_floor,
+            r.parent_document,
+            g.max_tokens,
+            g.source_tokens,
+            g.temperature,
+            # model_path names a file nobody calibrated, whatever `model` says.
+            thresholds_for("" if g.model_path else g.model),
+        )
+
+    def answer(
+        self,
+        question: str,
+        candidates: Sequence[Candidate],
+        trace: TraceRecorder,
+        *,
+        table: VectorTableReader,
+        manifest: Manifest,
+        on_token: Callable[[str], None] | None = None,
+        use_cache: bool | None = None,
+        settings: AskSettings | None = None,
+    ) -> Answer:
+        """Abstain, decline, or generate and check citations; `table` and `manifest` are the index
+        the candidates came from (parent passages are read from the one, each file's indexed state
+        from the other)."""
+        on = self._config.generation.cache if use_cache is None else use_cache
+        cache = (
+            AnswerCache(
+                CacheStore(IndexLayout(self._config.index_dir).cache),
+                self._models.generator_identity,
+                self._config.generation.seed,
+            )
+            if on
+            else None
+        )
+        return answer_from_candidates(
+            question,
+            candidates,
+            settings=settings or self.settings(),
+            table=table,
+            manifest=manifest,
+            generator=lambda: self._models.generator,
+            trace=trace,
+            on_token=on_token,
+            cache=cache,
+        )

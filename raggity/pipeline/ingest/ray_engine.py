@@ -1,0 +1,265 @@
+"""The Ray ingest engine's stages: read and chunk, embed, write (wiring: docs/scaling.md).
+
+Discovery and the added/changed/removed diff stay on the driver; it hands this module the paths to
+(re)index. Each stage is a Ray Data operator:
+
+  paths --flat_map(ChunkFiles)--> chunk rows --map_batches(EmbedChunks, actor pool)--> rows + vectors
+        --lance_ray.write_lance--> one Lance commit on the chunk table
+
+ChunkFiles runs raggity's own readers and chunker, so a chunk gets the id the in-process engine gives
+it (ids derive from source path, text and occurrence: raggity.ingest.chunk_ids). EmbedChunks holds the
+ONNX embedder: Ray builds one per actor, so the model loads once per worker, not per batch. What the
+driver needs back besides the rows (each file's hash and chunk ids for the manifest, files skipped,
+progress counts) goes to a small Tally actor as the stages run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from raggity.core.errors import RaggityError
+from raggity.core.extras import require
+from raggity.core.types import Chunk
+from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.models.hashing import sha256_file
+
+# Rows per embedding call in an actor: the in-process engine's slice (pipeline.ingest.EMBED_SLICE).
+EMBED_BATCH = 128
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """How a worker loads the embedder: paths on a file system every worker sees, and its settings."""
+
+    model: str
+    tokenizer: str
+    identity: str
+    max_tokens: int = 256
+    batch_size: int = 32
+    threads: int = 1
+
+
+@dataclass(frozen=True)
+class ChunkerSpec:
+    tokenizer: str
+    chunk_tokens: int = 256
+    parent_tokens: int = 1024
+    max_chars: int | None = None
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """What the manifest records for a file that was read: its hash before reading and its chunk ids."""
+
+    source: str
+    sha256: str
+    chunk_ids: tuple[str, ...]
+
+
+def chunk_schema(dim: int | None) -> Any:
+    """The chunk table's columns (as raggity.store.vector_table writes them) plus `search_text`, the
+    column Lance's full-text index covers; `vector` once embedded (dim given)."""
+    import pyarrow as pa  # noqa: PLC0415 - loads with the engine
+
+    fields = [
+        ("id", pa.string()),
+        ("source", pa.string()),
+        ("text", pa.string()),
+        ("heading", pa.string()),
+        ("parent_id", pa.string()),
+        ("ordinal", pa.int32()),
+        ("n_tokens", pa.int32()),
+        ("line_start", pa.int32()),
+        ("line_end", pa.int32()),
+        ("page_start", pa.int32()),
+        ("page_end", pa.int32()),
+        ("anchor", pa.string()),
+        ("search_text", pa.string()),
+    ]
+    if dim is not None:
+        fields.append(("vector", pa.list_(pa.float32(), dim)))
+    return pa.schema(fields)
+
+
+def chunk_row(chunk: Chunk) -> dict[str, Any]:
+    loc = chunk.location
+    return {
+        "id": chunk.id,
+        "source": chunk.source,
+        "text": chunk.text,
+        "heading": chunk.heading,
+        "parent_id": chunk.parent_id,
+        "ordinal": chunk.ordinal,
+        "n_tokens": chunk.n_tokens,
+        "line_start": loc.line_start,
+        "line_end": loc.line_end,
+        "page_start": loc.page_start,
+        "page_end": loc.page_end,
+        "anchor": loc.anchor,
+        "search_text": chunk.search_text,
+    }
+
+
+def file_chunks(path: Path, tokenizer: Any, settings: ChunkingSettings, max_chars: int | None) -> list[Chunk]:
+    """A file's chunks exactly as the in-process engine makes them (IndexSync._chunk_source)."""
+    from raggity.ingest.readers import read_file  # noqa: PLC0415 - the readers load their parsers
+    from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS  # noqa: PLC0415 - as above
+
+    allocator = ChunkIdAllocator(str(path))
+    chunks: list[Chunk] = []
+    for document in read_file(path, max_chars=DEFAULT_MAX_CHARS if max_chars is None else max_chars):
+        chunks += chunk_document(document, tokenizer, settings, start_ordinal=len(chunks), ids=allocator)
+    return chunks
+
+
+class Tally:
+    """A Ray actor the stages report to; the driver reads it for the manifest, skips and progress."""
+
+    def __init__(self) -> None:
+        self.sources: list[SourceResult] = []
+        self.skipped: list[tuple[str, str]] = []
+        self.chunks = 0
+        self.tokens = 0
+
+    def read(self, result: SourceResult) -> None:
+        self.sources.append(result)
+
+    def skip(self, source: str, reason: str) -> None:
+        self.skipped.append((source, reason))
+
+    def embedded(self, chunks: int, tokens: int) -> None:
+        self.chunks += chunks
+        self.tokens += tokens
+
+    def report(self) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
+        return self.sources, self.skipped, self.chunks, self.tokens
+
+
+class ChunkFiles:
+    """flat_map stage: a path row in, its chunk rows out. The tokenizer loads once per worker."""
+
+    def __init__(self, spec: ChunkerSpec, tally: Any) -> None:
+        from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415 - loads in the worker
+
+        self._tokenizer = HFTokenizer(Path(spec.tokenizer))
+        self._settings = ChunkingSettings(spec.chunk_tokens, spec.parent_tokens)
+        self._max_chars = spec.max_chars
+        self._tally = tally
+
+    def __call__(self, row: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        path = Path(str(row["source"]))
+        try:
+            before = sha256_file(path)
+            chunks = file_chunks(path, self._tokenizer, self._settings, self._max_chars)
+            changed = sha256_file(path) != before
+        except (RaggityError, OSError) as exc:
+            self._tally.skip.remote(str(path), str(exc) or exc.__class__.__name__)
+            return
+        if changed:  # as in-process: the next ingest reads it again
+            self._tally.skip.remote(str(path), "changed while being read; the next ingest indexes it")
+            return
+        if not chunks:
+            self._tally.skip.remote(str(path), "no text")
+            return
+        self._tally.read.remote(SourceResult(str(path), before, tuple(c.id for c in chunks)))
+        for chunk in chunks:
+            yield chunk_row(chunk)
+
+
+class EmbedChunks:
+    """map_batches stage in an actor pool: adds the `vector` column. One ONNX model per actor."""
+
+    def __init__(self, spec: EmbedderSpec, tally: Any) -> None:
+        from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415 - loads in the worker
+
+        self._embedder = OnnxEmbedder(
+            Path(spec.model),
+            Path(spec.tokenizer),
+            identity=spec.identity,
+            max_tokens=spec.max_tokens,
+            batch_size=spec.batch_size,
+            threads=spec.threads,
+        )
+        self._tally = tally
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa  # noqa: PLC0415 - loads in the worker
+
+        texts = batch.column("search_text").to_pylist()
+        vectors = np.ascontiguousarray(self._embedder.embed(texts), dtype=np.float32)
+        column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), self._embedder.dim)
+        self._tally.embedded.remote(len(texts), int(pa.compute.sum(batch.column("n_tokens")).as_py() or 0))
+        return batch.append_column("vector", column)
+
+
+@dataclass(frozen=True)
+class RayIngestPlan:
+    """One Ray ingest of `paths` into the chunk table at `table_uri`."""
+
+    paths: tuple[str, ...]
+    chunker: ChunkerSpec
+    embedder: EmbedderSpec
+    dim: int
+    chunk_workers: int = 1
+    embed_workers: int = 1
+    # CPUs Ray reserves per chunking actor, per embedding actor (match EmbedderSpec.threads) and per
+    # write task. On a small cluster the sum must leave room for the writers, or the pipeline stalls.
+    chunk_cpus: float = 1.0
+    embed_cpus: float = 1.0
+    write_cpus: float = 1.0
+
+
+def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
+    """The read+chunk stage over the plan's paths (lazy: nothing runs until consumed)."""
+    ray = require("ray")
+    paths = ray.data.from_items([{"source": p} for p in plan.paths])
+    return paths.flat_map(
+        ChunkFiles,
+        fn_constructor_kwargs={"spec": plan.chunker, "tally": tally},
+        concurrency=plan.chunk_workers,
+        num_cpus=plan.chunk_cpus,
+    )
+
+
+def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
+    """Read, chunk and embed (lazy)."""
+    return chunk_dataset(plan, tally).map_batches(
+        EmbedChunks,
+        fn_constructor_kwargs={"spec": plan.embedder, "tally": tally},
+        concurrency=plan.embed_workers,
+        num_cpus=plan.embed_cpus,
+        batch_size=EMBED_BATCH,
+        batch_format="pyarrow",
+    )
+
+
+def new_tally() -> Any:
+    ray = require("ray")
+    return ray.remote(num_cpus=0)(Tally).remote()
+
+
+def write_chunks(
+    plan: RayIngestPlan, tally: Any, table_uri: str, storage_options: Mapping[str, str], *, mode: str
+) -> None:
+    """Runs the stages and writes their rows to the Lance table in one commit (`mode`: "create",
+    "append" or "overwrite"). lance_ray writes fragments from the workers; the driver commits them."""
+    lance_ray = require("lance_ray")
+    lance_ray.write_lance(
+        embedded_dataset(plan, tally),
+        table_uri,
+        schema=chunk_schema(plan.dim),
+        mode=mode,
+        storage_options=dict(storage_options),
+        ray_remote_args={"num_cpus": plan.write_cpus},
+    )
+
+
+def tally_report(tally: Any) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
+    ray = require("ray")
+    sources, skipped, chunks, tokens = ray.get(tally.report.remote())
+    return sorted(sources, key=lambda s: s.source), sorted(skipped), chunks, tokens

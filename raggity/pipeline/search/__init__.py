@@ -1,0 +1,1 @@
+"""The search room: a question into ranked candidates. Entry: searcher.Searcher."""

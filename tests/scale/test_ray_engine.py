@@ -1,0 +1,216 @@
+"""The Ray engine's stages on a local Ray cluster give the in-process engine's chunks: the same ids,
+rows and (up to float rounding) vectors, written by lance-ray to a table on the S3 server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pytest
+
+from raggity.config.schema import EmbeddingConfig
+from raggity.inference.embedder import OnnxEmbedder
+from raggity.inference.tokenizer import HFTokenizer
+from raggity.ingest.chunker import ChunkingSettings
+from raggity.models.registry import resolve_embedder
+from raggity.pipeline.ingest.ray_engine import (
+    EMBED_BATCH,
+    ChunkerSpec,
+    EmbedderSpec,
+    RayIngestPlan,
+    new_tally,
+    tally_report,
+    write_chunks,
+)
+from raggity.pipeline.ingest.remote import rebuild_remote
+from raggity.pipeline.ingest.sources import file_source, in_roots
+from raggity.pipeline.ingest.sync import IndexSync
+from raggity.store.bm25_index import Bm25Reader
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_manifest
+from raggity.store.uri import IndexLocation
+from raggity.store.vector_table import VectorTableReader
+from tests.scale.conftest import S3Server
+from tests.support import write_corpus
+
+WORKTREE = Path(__file__).resolve().parents[2]
+DOCS = WORKTREE / "docs"
+# Small chunks: more of them than one embedding batch (ray_engine.EMBED_BATCH), from little text.
+CHUNKING = ChunkingSettings(chunk_tokens=64, parent_tokens=256)
+ROW_COLUMNS = [
+    "id",
+    "source",
+    "text",
+    "heading",
+    "parent_id",
+    "ordinal",
+    "n_tokens",
+    "line_start",
+    "line_end",
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    write_corpus(root)
+    for name in ("retrieval.md", "citations.md"):  # long enough for several embedding batches
+        shutil.copy(DOCS / name, root / name)
+    (root / "empty.txt").write_text("   \n", encoding="utf-8")  # skipped: no text
+    return root
+
+
+@dataclass(frozen=True)
+class LocalIndex:
+    layout: IndexLayout
+    files: Any
+    config: EmbeddingConfig
+    embedder: OnnxEmbedder
+
+
+@pytest.fixture(scope="module")
+def local_index(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> LocalIndex:
+    """The folder ingested by the in-process engine: the reference for the Ray engine."""
+    config = EmbeddingConfig()
+    files = resolve_embedder(config, tmp_path_factory.mktemp("base"))
+    embedder = OnnxEmbedder(
+        files.onnx, files.tokenizer, identity=files.identity, max_tokens=config.max_tokens, threads=1
+    )
+    layout = _in_process(folder, files, embedder, tmp_path_factory.mktemp("local") / "index")
+    return LocalIndex(layout, files, config, embedder)
+
+
+def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
+    files = local.files
+    return RayIngestPlan(
+        paths=tuple(str(p) for p in sorted(folder.iterdir())),
+        chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
+        embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
+        dim=local.embedder.dim,
+        chunk_workers=1,
+        embed_workers=2,  # two actors: each loads the model once and embeds part of the batches
+        chunk_cpus=0.5,
+        embed_cpus=0.5,
+        write_cpus=0.25,
+    )
+
+
+def _in_process(folder: Path, files: Any, embedder: OnnxEmbedder, index: Path) -> IndexLayout:
+    layout = IndexLayout(index)
+    sync = IndexSync(layout, embedder=embedder, tokenizer=HFTokenizer(files.tokenizer), chunking=CHUNKING)
+    sources = [file_source(p) for p in sorted(folder.iterdir())]
+    report = sync.run(sources, in_roots([folder]))
+    assert [s.source for s in report.skipped] == [str(folder / "empty.txt")]
+    return layout
+
+
+def _rows(table: Any) -> dict[str, dict[str, Any]]:
+    return {row["id"]: row for row in table.to_pylist()}
+
+
+def test_ray_stages_give_the_in_process_chunk_ids_rows_and_vectors(
+    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex
+) -> None:
+    layout = local_index.layout
+    local = lance.dataset(str(layout.table)).to_table(columns=[*ROW_COLUMNS, "vector"])
+    plan = _plan(folder, local_index)
+    uri = f"{s3.prefix()}/lancedb/chunks.lance"
+    tally = new_tally()
+    write_chunks(plan, tally, uri, s3.storage_options, mode="create")
+    remote = lance.dataset(uri, storage_options=s3.storage_options)
+    assert remote.version == 1  # the whole ingest is one commit
+    written = remote.to_table(columns=[*ROW_COLUMNS, "vector", "search_text"])
+
+    expected, actual = _rows(local), _rows(written)
+    assert len(expected) > EMBED_BATCH  # at least two embedding batches, for the two actors
+    assert set(actual) == set(expected)
+    for chunk_id, row in expected.items():
+        got = actual[chunk_id]
+        assert {c: got[c] for c in ROW_COLUMNS} == {c: row[c] for c in ROW_COLUMNS}
+        assert np.allclose(got["vector"], row["vector"], atol=1e-5)
+
+    sources, skipped, chunks, tokens = tally_report(tally)
+    manifest = load_manifest(layout.manifest)
+    assert {s.source: s.chunk_ids for s in sources} == {k: e.chunk_ids for k, e in manifest.sources.items()}
+    assert {s.source: s.sha256 for s in sources} == {k: e.sha256 for k, e in manifest.sources.items()}
+    assert [source for source, _ in skipped] == [str(folder / "empty.txt")]
+    assert chunks == len(expected)
+    assert tokens == sum(row["n_tokens"] for row in expected.values())
+
+
+QUERIES = [
+    "How are citations shown for a PDF page?",
+    "bake the loaf in a Dutch oven",
+    "reciprocal rank fusion",
+    "moons of Jupiter with an ocean",
+    "invoice total with tax",
+]
+_SEARCH_COMMITTED = """
+import json, sys
+from raggity.store.lance_fts import LanceFtsReader
+from raggity.store.object_store import S3Objects
+from raggity.store.remote_commit import open_committed
+from raggity.store.uri import IndexLocation
+location = IndexLocation(sys.argv[1], json.loads(sys.argv[2]))
+queries, vectors = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+index = open_committed(S3Objects(location), location.child("lancedb", "chunks.lance"), dict(location.storage_options))
+keyword = [[cid for cid, _ in LanceFtsReader(index.dataset).search(q, 10)] for q in queries]
+dense = [index.dataset.to_table(columns=["id"], nearest={"column": "vector", "q": v, "k": 10, "metric": "cosine"},
+                                disable_scoring_autoprojection=True)["id"].to_pylist() for v in vectors]
+sources = {s: e["chunk_ids"] for s, e in json.loads(index.manifest_text)["sources"].items()}
+print(json.dumps({"keyword": keyword, "dense": dense, "sources": sources, "version": index.commit.version}))
+"""
+
+
+def test_a_ray_rebuild_on_s3_searches_from_a_second_process_like_the_local_index(
+    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex
+) -> None:
+    layout = local_index.layout
+    manifest = load_manifest(layout.manifest)
+    assert manifest.fingerprint is not None
+    location = IndexLocation(s3.prefix(), s3.storage_options)
+    stamps = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
+    report = rebuild_remote(
+        _plan(folder, local_index), location, stamps=stamps, fingerprint=manifest.fingerprint
+    )
+    assert [source for source, _ in report.skipped] == [str(folder / "empty.txt")]
+
+    vectors = local_index.embedder.embed(QUERIES)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SEARCH_COMMITTED,
+            location.uri,
+            json.dumps(dict(location.storage_options)),
+            json.dumps(QUERIES),
+            json.dumps(vectors.tolist()),
+        ],
+        env={**os.environ, "PYTHONPATH": str(WORKTREE)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    remote = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert remote["version"] == report.commit.version
+    assert remote["sources"] == {s: list(e.chunk_ids) for s, e in manifest.sources.items()}
+    bm25, dense = Bm25Reader(layout.tantivy), VectorTableReader(layout.table)
+    for query, vector, keyword_ids, dense_ids in zip(
+        QUERIES, vectors, remote["keyword"], remote["dense"], strict=True
+    ):
+        assert dense_ids == [cid for cid, _ in dense.nearest(vector, 10)]
+        local_keyword = [cid for cid, _ in bm25.search(query, 10)]
+        assert len(keyword_ids) == len(local_keyword) > 0
+        assert keyword_ids[0] == local_keyword[0]
+        assert len(set(keyword_ids) & set(local_keyword)) >= min(8, len(local_keyword))
