@@ -12,7 +12,7 @@ from raggity.core.errors import RaggityError
 from raggity.core.quoting import neutralise
 from raggity.core.trace import Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
-from raggity.pipeline.answer.stages import PROMPT_OVERHEAD
+from raggity.pipeline.answer.stages import PROMPT_OVERHEAD, room_for_sources
 from raggity.retrieval.selection import select_candidates
 
 # Of the context left after the answer and the prompt's own overhead, history may use this share;
@@ -83,6 +83,9 @@ class Conversation:
         interrupted turn (Ctrl-C while streaming) leaves the conversation as it was."""
         if not text.strip():
             raise RaggityError("the message is empty", "type a question")
+        # A message too long for the model is refused whatever retrieval finds: declined by retrieval
+        # it got an abstention without the model, joined the history and overflowed every later turn.
+        room_for_sources(text.strip(), self._session.generator, self._session.config.generation.max_tokens)
         trace = TraceRecorder()
         history = [Exchange(t.text, t.answer.text) for t in self._turns]
         question = text.strip()
@@ -111,14 +114,29 @@ class Conversation:
         return tuple(select_candidates(candidates, r.top_k, r.relevance_floor))
 
     def _rewrite(self, text: str, history: list[Exchange]) -> Staged[str]:
-        recent = history[-REWRITE_EXCHANGES:]
+        model = self._session.generator
+        # Bounded by tokens as the answer's history is: one over-long exchange (a pasted log that
+        # retrieval declined, so the model never refused it) otherwise overflowed every later rewrite,
+        # and as failed turns never join the history, it stayed among the last exchanges for good.
+        budget = (
+            model.context_size
+            - REWRITE_MAX_TOKENS
+            - PROMPT_OVERHEAD
+            - model.count_tokens(REWRITE_SYSTEM)
+            - model.count_tokens(text)
+        )
+        recent = bounded(history[-REWRITE_EXCHANGES:], model.count_tokens, budget)
+        if not recent:
+            # Nothing of the conversation fits beside the message: it is searched for as written.
+            return Staged(
+                text, 1, {"question": text, "from": text, "fallback": True, "dropped": len(history)}
+            )
         lines = [
             f"{role}: {m['content']}"
             for e in recent
             for role, m in zip(("User", "Assistant"), e.messages(), strict=True)
         ]
         prompt = "Conversation:\n" + "\n".join(lines) + f"\n\nFollow-up: {neutralise(text)}"
-        model = self._session.generator
         raw = "".join(
             model.stream(
                 [{"role": "system", "content": REWRITE_SYSTEM}, {"role": "user", "content": prompt}],

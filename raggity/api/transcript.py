@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 
 from raggity.api.conversation import Turn
+
+# Candidates only: printable ASCII, tab and newline never need a look.
+_SUSPECT = re.compile(r"[^\x20-\x7e\t\n]")
+# Joiners stay: scripts and emoji need them, and they cannot reorder or hide text.
+_KEPT = {"\u200c", "\u200d"}
+
+
+def _escaped(char: str) -> str:
+    category = unicodedata.category(char)
+    if char == "\r":
+        return "\\r"
+    if category == "Cc":
+        return f"\\x{ord(char):02x}"
+    if category in {"Cf", "Cs", "Zl", "Zp"} and char not in _KEPT:
+        return f"<U+{ord(char):04X}>"
+    return char
+
+
+def plain(text: str) -> str:
+    """Document and model text as the transcript holds it: escape sequences, carriage returns and bidi
+    controls written as visible escapes (as `rag chat` shows them), so that `cat chat.md` cannot drive
+    the terminal and a Markdown viewer shows what the sources held."""
+    return _SUSPECT.sub(lambda match: _escaped(match.group()), text)
 
 
 def _quoted(text: str) -> str:
@@ -25,4 +50,4 @@ def transcript_markdown(turns: Sequence[Turn]) -> str:
             for c in turn.answer.citations:
                 flag = "" if c.supported else " (does not support the sentence citing it)"
                 parts.append(f"{c.n}. `{c.source}`, {c.location}{flag}\n\n{_quoted(c.text)}\n")
-    return "\n".join(parts)
+    return plain("\n".join(parts))

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from watchfiles import Change, DefaultFilter, watch
 from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from raggity.api.session import Raggity
-from raggity.core.errors import RaggityError
+from raggity.core.errors import IndexBusyError, RaggityError
 from raggity.ingest.discover import valid_name
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 
 # Another ingest (a `rag ingest` in a second terminal) holds the lock: wait for it rather than fail.
 BUSY_WAIT_SECONDS = 60.0
+# An update the lock still refused after that wait is tried again after this long, then twice as
+# long each time up to the maximum, until one runs: a change must not wait for the next change.
+RETRY_FIRST_SECONDS = 5.0
+RETRY_MAX_SECONDS = 300.0
+# How often a watched folder that is gone is looked for again.
+GONE_POLL_SECONDS = 0.5
 # How often, and after what pause, the native watcher is started again when a name that is not
 # UTF-8 stopped it before it yielded anything.
 RESTARTS = 5
@@ -30,6 +37,9 @@ class WatchSettings:
 
     quiet_ms: int = 400
     max_wait_ms: int = 5_000
+    busy_wait_seconds: float = BUSY_WAIT_SECONDS
+    retry_first_seconds: float = RETRY_FIRST_SECONDS
+    retry_max_seconds: float = RETRY_MAX_SECONDS
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,11 @@ def watch_index(
             )
     started = resumed = False
     failures = 0
+    retry = _Retry(settings)
     while not stop.is_set():
+        if not _present(roots, stop, on_update):
+            return
+        watched = _identities(roots)
         try:
             for changes in watch(
                 *roots,
@@ -111,12 +125,17 @@ def watch_index(
                 failures = 0
                 if stop.is_set():
                     return
+                if _identities(roots) != watched:
+                    # A watched folder was renamed, deleted or replaced: the native watcher follows
+                    # the old one (or nothing). Start again on what the path names now.
+                    resumed = True
+                    break
                 if not started:
                     started = True
-                    on_update(_ingest(session, roots, 0, progress))
+                    on_update(retry.after(_ingest(session, roots, 0, progress, settings)))
                     on_ready(roots)
-                elif changes or resumed:
-                    on_update(_ingest(session, roots, max(len(changes), 1), progress))
+                elif changes or resumed or retry.due():
+                    on_update(retry.after(_ingest(session, roots, max(len(changes), 1), progress, settings)))
                 resumed = False
         except WatchfilesRustInternalError as exc:
             # The native watcher stops at a name that is not UTF-8: it cannot make a str of it. It
@@ -135,10 +154,78 @@ def watch_index(
 
 
 def _ingest(
-    session: Raggity, roots: tuple[Path, ...], events: int, progress: IngestProgress | None
+    session: Raggity,
+    roots: tuple[Path, ...],
+    events: int,
+    progress: IngestProgress | None,
+    settings: WatchSettings,
 ) -> WatchUpdate:
     try:
-        report = session.ingest(roots, wait_seconds=BUSY_WAIT_SECONDS, progress=progress)
+        report = session.ingest(roots, wait_seconds=settings.busy_wait_seconds, progress=progress)
     except RaggityError as exc:
         return WatchUpdate(events, error=exc)
     return WatchUpdate(events, report=report)
+
+
+class _Retry:
+    """When an update refused by a busy lock is tried again: after `retry_first_seconds`, then twice
+    as long each time up to `retry_max_seconds`, until one runs (any change also runs one)."""
+
+    def __init__(self, settings: WatchSettings) -> None:
+        self._settings = settings
+        self._delay = settings.retry_first_seconds
+        self._at: float | None = None
+
+    def due(self) -> bool:
+        return self._at is not None and time.monotonic() >= self._at
+
+    def after(self, update: WatchUpdate) -> WatchUpdate:
+        """Schedules the retry `update` needs, and says in its error when it comes: the lock's own
+        fix line suggests a `--wait` that watch has no use for."""
+        if not isinstance(update.error, IndexBusyError):
+            self._at = None
+            self._delay = self._settings.retry_first_seconds
+            return update
+        delay = self._delay
+        self._at = time.monotonic() + delay
+        self._delay = min(delay * 2, self._settings.retry_max_seconds)
+        busy = IndexBusyError(
+            update.error.message,
+            f"the update is tried again in {delay:g}s, or at the next change; nothing is lost meanwhile",
+        )
+        return replace(update, error=busy)
+
+
+def _identities(roots: Sequence[Path]) -> list[tuple[int, int] | None]:
+    """What each root names now (device and inode), None when it is gone."""
+    found: list[tuple[int, int] | None] = []
+    for root in roots:
+        try:
+            st = root.stat()
+        except OSError:
+            found.append(None)
+        else:
+            found.append((st.st_dev, st.st_ino))
+    return found
+
+
+def _present(roots: Sequence[Path], stop: threading.Event, on_update: Callable[[WatchUpdate], None]) -> bool:
+    """Waits until every root exists (saying once that one is gone); False when stopped meanwhile."""
+    said = False
+    while not stop.is_set():
+        gone = [r for r in roots if not r.exists()]
+        if not gone:
+            return True
+        if not said:
+            said = True
+            on_update(
+                WatchUpdate(
+                    0,
+                    error=RaggityError(
+                        f"{gone[0]}: the watched folder is gone (renamed or deleted)",
+                        "it is watched and indexed again as soon as a folder of that name is back",
+                    ),
+                )
+            )
+        stop.wait(GONE_POLL_SECONDS)
+    return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -9,13 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 from rich.text import Text
 
-from raggity.cli.errors import report
-from raggity.cli.shared import ConfigOption, err, out
+from raggity.cli.errors import ArgumentError, report
+from raggity.cli.shared import ConfigOption, err, not_utf8, out
 from raggity.cli.shared import session as _session
 from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
-    from raggity.api import Conversation, Turn
+    from raggity.api import Conversation, RaggityError, Turn
 
 HELP = """\
 /sources      the last answer's sources in full
@@ -24,6 +26,8 @@ HELP = """\
 /help         this list
 Enter sends; Esc then Enter starts a new line; Up/Down recall earlier messages.
 Ctrl-C cancels the answer being written; Ctrl-D (on an empty line) leaves."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
@@ -46,11 +50,29 @@ def chat_command(
 
     conversation = Conversation(_session(config))
     if json_out:
-        json_lines(conversation, sys.stdin)
+        json_lines(conversation, stdin_lines())
     elif sys.stdin.isatty() and sys.stdout.isatty():
         interactive(conversation)
     else:
-        plain_lines(conversation, sys.stdin)
+        plain_lines(conversation, stdin_lines())
+
+
+def stdin_lines() -> TextIO:
+    """stdin as text in which undecodable bytes survive as lone surrogates: a line that is not UTF-8
+    is then refused on its own (see `unaskable`) and the chat goes on. The strict decoder raised in
+    the middle of the read, which ended the chat as an internal error and lost every later line."""
+    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+
+
+def unaskable(line: str, number: int) -> ArgumentError | None:
+    """Why line `number` of stdin cannot be a message, in the words `rag ask` uses for its question."""
+    return not_utf8(line, f"line {number} of stdin")
+
+
+def error_json(line: str, exc: RaggityError) -> dict[str, Any]:
+    """The object written for a message that gets no answer: one per line still, so that a script can
+    pair its lines with the output. Undecodable bytes are shown as U+FFFD: JSON has no place for them."""
+    return {"message": _SURROGATE.sub("\ufffd", line), "error": exc.message, "fix": exc.hint}
 
 
 def turn_json(turn: Turn) -> dict[str, Any]:
@@ -73,15 +95,22 @@ def json_lines(conversation: Conversation, lines: TextIO) -> None:
     from raggity.api import ContextOverflowError  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import json_text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    for line in lines:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            data = turn_json(conversation.turn(line))
-        except ContextOverflowError as exc:
-            # Still one object for the message, so that a script can pair its lines with the output.
-            report(exc)
-            data = {"message": line, "error": exc.message}
+        if line.strip() == "/reset":
+            # The one command of --json: a script starts a new conversation without a new process.
+            conversation.reset()
+            data: dict[str, Any] = {"message": line, "reset": True}
+        else:
+            try:
+                refused = unaskable(line, number)
+                if refused is not None:
+                    raise refused
+                data = turn_json(conversation.turn(line))
+            except (ContextOverflowError, ArgumentError) as exc:
+                report(exc)
+                data = error_json(line, exc)
         # One object per line, with control and bidi characters as \u escapes, as `rag ask --json`.
         sys.stdout.write(json_text(data, indent=None) + "\n")
         sys.stdout.flush()
@@ -95,8 +124,10 @@ def is_command(text: str) -> bool:
 def plain_lines(conversation: Conversation, lines: TextIO) -> None:
     """stdin or stdout is not a terminal (`rag chat < questions.txt`, `rag chat | tee log`): each line
     is a message or a /command, as typed in the line editor; each answer printed when complete."""
-    for line in lines:
-        if is_command(line):
+    for number, line in enumerate(lines, start=1):
+        if (refused := unaskable(line, number)) is not None:
+            report(refused)
+        elif is_command(line):
             slash_command(conversation, line.strip())
         elif line.strip() and (turn := _turn(conversation, line)) is not None:
             show_turn(turn, streamed=False)

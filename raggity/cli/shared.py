@@ -39,15 +39,25 @@ def utf8_text(ctx: Any, param: Any, value: str) -> str:
     Python keeps such bytes as lone surrogates, which the tokenizer and the search index reject
     deep inside with a TypeError; a question in another encoding is a mistake to report, not guess.
     """
+    error = not_utf8(value, f"the {param.name}")
+    if error is not None:
+        raise error
+    return value
+
+
+def not_utf8(value: str, what: str) -> ArgumentError | None:
+    """The one-line error for text that arrived as undecodable bytes (kept as lone surrogates, by
+    argv or by a stdin read with errors="surrogateescape"), or None for valid text. Every door that
+    reads text from the user says it the same way: `rag ask`'s question, a line of `rag chat`."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ArgumentError(
-            f"the {param.name} is not valid UTF-8 text: "
+        return ArgumentError(
+            f"{what} is not valid UTF-8 text: "
             f"undecodable byte {visible(value[exc.start])} at character {exc.start + 1}",
             "type it in a UTF-8 terminal (e.g. LANG=C.UTF-8) or convert it with iconv",
-        ) from None
-    return value
+        )
+    return None
 
 
 # `rag --config X ingest` and `rag ingest --config X` both work; the command's own option wins.

@@ -56,7 +56,7 @@ def watch_command(
             session,
             paths or [],
             stop=stop,
-            on_update=print_update,
+            on_update=UpdatePrinter(),
             settings=WatchSettings(quiet_ms=debounce, max_wait_ms=max(10 * debounce, 5_000)),
             on_ready=on_ready,
         )
@@ -65,7 +65,19 @@ def watch_command(
     out.print("stopped; every update so far is committed")
 
 
-def print_update(update: WatchUpdate) -> None:
+class UpdatePrinter:
+    """Prints each update's summary line, and a skipped file's line only when it was not skipped for
+    that reason by the update before: every update skips them all again, and printed the same lines
+    at every save."""
+
+    def __init__(self) -> None:
+        self._shown: set[tuple[str, str]] = set()
+
+    def __call__(self, update: WatchUpdate) -> None:
+        print_update(update, self._shown)
+
+
+def print_update(update: WatchUpdate, shown: set[tuple[str, str]] | None = None) -> None:
     stamp = time.strftime("%H:%M:%S")
     if update.error is not None:
         line = Text(visible(f"{stamp} update failed: {update.error.message}"), style="red")
@@ -84,4 +96,12 @@ def print_update(update: WatchUpdate) -> None:
         markup=False,
     )
     for skipped in report.skipped:
+        key = (skipped.source, skipped.reason)
+        if shown is not None:
+            if key in shown:
+                continue
+            shown.add(key)
         err.print(Text(visible(f"  skipped {skipped.source}: {skipped.reason}"), style="yellow"))
+    if shown is not None:
+        # A file fixed, then broken again, is said again.
+        shown.intersection_update((s.source, s.reason) for s in report.skipped)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -85,12 +85,14 @@ class LlamaGenerator:
     ) -> Iterator[str]:
         extra: dict[str, Any] = {}
         guide: GreedyGrammar | None = None
+        guarded: _Guarded | None = None
         if json_schema is not None and temperature == 0.0:
             from llama_cpp import LogitsProcessorList  # noqa: PLC0415 - loads the runtime on first use
 
             # Same tokens as llama's own grammar sampling below, in a fraction of the time.
             guide = GreedyGrammar(self._llm, json_schema, repeat_penalty=_REPEAT_PENALTY)
-            extra["logits_processor"] = LogitsProcessorList([guide])
+            guarded = _Guarded(guide, self._llm.token_eos())
+            extra["logits_processor"] = LogitsProcessorList([guarded])
         elif json_schema is not None:
             # Grammar-constrained decoding: even a tiny model cannot emit unparseable JSON.
             extra["response_format"] = {"type": "json_object", "schema": json_schema}
@@ -108,6 +110,8 @@ class LlamaGenerator:
                     delta = part["choices"][0]["delta"].get("content")
                     if delta:
                         yield delta
+            if guarded is not None:
+                guarded.raise_caught()
         finally:
             if guide is not None:
                 guide.close()
@@ -125,15 +129,50 @@ class LlamaGenerator:
         if not tokens:
             return 1.0
         forced = _ForcedTokens(tokens)
+        guarded = _Guarded(forced, self._llm.token_eos())
         with _overflow_as_error():
             self._llm.create_chat_completion(
                 messages=list(messages),
                 max_tokens=len(tokens),
                 temperature=0.0,
                 repeat_penalty=1.0,
-                logits_processor=LogitsProcessorList([forced]),
+                logits_processor=LogitsProcessorList([guarded]),
             )
+        guarded.raise_caught()
         return math.exp(forced.log_probability)
+
+
+class _Guarded:
+    """A logits processor made safe to run inside llama.cpp's C sampler callback.
+
+    An exception cannot cross C: raised in the callback (Ctrl-C lands there when the user presses it
+    while the processor runs, which is most of a constrained rewrite), ctypes prints "Exception
+    ignored" with a traceback, drops it and generation goes on. So the exception is kept here, the
+    step and every later one emit only the end-of-generation token, which makes llama stop, and the
+    caller raises it with `raise_caught` once llama has returned.
+    """
+
+    def __init__(self, inner: Callable[[Any, Any], Any], stop_token: int) -> None:
+        self._inner = inner
+        self._stop_token = stop_token
+        self.caught: BaseException | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.caught is None:
+            try:
+                return self._inner(input_ids, scores)
+            except BaseException as exc:  # KeyboardInterrupt above all; raise_caught re-raises it
+                self.caught = exc
+        import numpy as np  # noqa: PLC0415 - loads the runtime on first use
+
+        stop = np.full_like(scores, -np.inf)
+        if 0 <= self._stop_token < len(stop):
+            stop[self._stop_token] = 0.0
+        return stop
+
+    def raise_caught(self) -> None:
+        if self.caught is not None:
+            raise self.caught
 
 
 class _ForcedTokens:

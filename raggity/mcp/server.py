@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import Field, ValidationError
 
 from raggity.api import RaggityError, answer_json, candidate_json
 from raggity.api.session import Raggity
@@ -82,9 +85,68 @@ class ReadOnlyTools:
         }
 
 
+# What each argument must be, in the words of the one-line errors (and of the tools' own checks).
+EXPECTED = {
+    "query": "the words or question to look for, as text",
+    "question": "the question to answer, as text",
+    "k": f"a whole number of passages from 1 to {MAX_K}",
+}
+_SHOWN_CHARS = 40
+
+
+def shown(value: object) -> str:
+    """A rejected value as an error line quotes it: repr (controls and newlines as escapes), cut short."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def argument_error(tool: str, error: ValidationError) -> str:
+    """The first problem pydantic found in a call's arguments, in one line as docs/mcp.md promises
+    (pydantic's own text is several lines and a URL). Arguments the tool does not take are ignored,
+    as the SDK ignores them."""
+    [first, *_] = error.errors()
+    name = ".".join(str(part) for part in first["loc"]) or "arguments"
+    problem = "is missing" if first["type"] == "missing" else f"is {shown(first.get('input'))}"
+    expected = EXPECTED.get(name, "a value of the type the tool's input schema gives")
+    return f"Error executing tool {tool}: {name} {problem}: pass {expected}"
+
+
+_HIDDEN = re.compile(r"[^\x20-\x7e]")
+
+
+def _escaped(char: str) -> str:
+    if unicodedata.category(char) == "Cc":
+        return f"\\x{ord(char):02x}"
+    if unicodedata.category(char) in {"Cf", "Cs", "Zl", "Zp"} and char not in "\u200c\u200d":
+        return f"<U+{ord(char):04X}>"
+    return char
+
+
+def plain_line(text: str) -> str:
+    """An error as one line of plain text: control, bidi and invisible characters (from a tool name,
+    a file name, a value the caller sent) written as escapes, as the CLI shows them. An agent may
+    print the error to a terminal: "Unknown tool: ESC[2J" cleared the screen."""
+    return _HIDDEN.sub(lambda match: _escaped(match.group()), text)
+
+
+class OneLineServer(MCPServer[Any]):
+    """MCPServer whose errors are one line of plain text: argument errors included, whose pydantic
+    report was several lines and a URL, and names the caller sent, shown as escapes."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(plain_line(argument_error(name, exc.__cause__))) from None
+            raise ToolError(plain_line(str(exc))) from None
+
+
 def build_server(session: Raggity, config: Config) -> MCPServer[Any]:
     tools = ReadOnlyTools(session, config)
-    server: MCPServer[Any] = MCPServer("raggity", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer[Any] = OneLineServer("raggity", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(
         description="Find the indexed passages that best match a query (hybrid dense + keyword search)."

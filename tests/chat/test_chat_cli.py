@@ -18,7 +18,14 @@ from raggity.cli.render import display_path
 from raggity.testing import ScriptedGenerator
 from tests.chat.conftest import Index
 from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
-from tests.support import RAG, Messages, write_config
+from tests.support import (
+    RAG,
+    Messages,
+    assert_clean_error,
+    error_lines,
+    this_checkout,
+    write_config,
+)
 
 
 def _chat_json(config: Path, lines: str) -> subprocess.CompletedProcess[str]:
@@ -30,8 +37,113 @@ def _chat_json(config: Path, lines: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=600,
         check=False,
-        env=dict(os.environ),
+        env=this_checkout(dict(os.environ)),
     )
+
+
+def _chat_bytes(config: Path, lines: bytes, *options: str) -> subprocess.CompletedProcess[bytes]:
+    """The real `rag chat`, fed raw bytes on stdin (which need not be UTF-8)."""
+    return subprocess.run(
+        [str(RAG), "chat", *options, "--config", str(config)],
+        input=lines,
+        capture_output=True,
+        timeout=600,
+        check=False,
+        env=this_checkout(dict(os.environ)),
+    )
+
+
+def test_a_line_that_is_not_utf8_is_refused_alone_and_the_json_chat_goes_on(index: Index) -> None:
+    done = _chat_bytes(
+        index.config, b"caf\xe9 au lait?\n/reset\nWhich moon of Jupiter has erupting volcanoes?\n", "--json"
+    )
+    stderr = done.stderr.decode("utf-8")
+
+    assert done.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    refused, reset, answered = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+    assert refused["message"] == "caf\ufffd au lait?\n"
+    assert refused["error"] == (
+        "line 1 of stdin is not valid UTF-8 text: undecodable byte \\xe9 at character 4"
+    )
+    assert "iconv" in refused["fix"]
+    assert reset == {"message": "/reset\n", "reset": True}
+    assert answered["sources"][0]["source"] == str(index.docs["rst"])
+    assert error_lines(stderr) == [f"error: {refused['error']}"]
+
+
+def test_a_line_that_is_not_utf8_is_refused_alone_and_the_plain_chat_goes_on(index: Index) -> None:
+    done = _chat_bytes(index.config, b"\xff\xfe\n/help\n")
+    stderr = done.stderr.decode("utf-8")
+
+    assert done.returncode == 0, stderr
+    assert_clean_error(stderr)
+    assert "undecodable byte \\xff at character 1" in stderr
+    assert "/save FILE" in done.stdout.decode("utf-8")
+
+
+def test_reset_in_json_forgets_the_conversation(index: Index, capsys: pytest.CaptureFixture[str]) -> None:
+    generator = ScriptedGenerator(scripted_chat)
+    conversation = chat(index, generator)
+    json_lines(
+        conversation, io.StringIO("How do I install frobnicator on Linux?\n  /reset \nAnd on macOS?\n")
+    )
+    _, reset, second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    assert reset == {"message": "  /reset \n", "reset": True}
+    # After the reset, "And on macOS?" is a first message: nothing to rewrite it from.
+    assert "rewrite" not in [t["stage"] for t in second["trace"]]
+    assert not any(is_rewrite(c) for c in generator.calls)
+    assert [t.text for t in conversation.turns] == ["And on macOS?\n"]
+    assert all("/reset" not in m["content"] for c in generator.calls for m in c)
+
+
+def test_one_over_long_message_does_not_poison_the_rest_of_the_chat(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def script(messages: Messages) -> str:
+        # As LlamaGenerator does when a prompt exceeds its context (tests/inference/test_continuation.py).
+        if sum(len(m["content"].split()) for m in messages) > ScriptedGenerator.context_size:
+            raise ContextOverflowError("the question is too long for the model", "shorter")
+        return scripted_chat(messages)
+
+    generator = ScriptedGenerator(script)
+    conversation = chat(index, generator)
+    # A pasted log longer than the model's context that retrieval declines: it was an abstention,
+    # given without asking the model, so nothing refused it and it joined the conversation.
+    pasted = " ".join(["zqx wvy"] * 2200)
+    json_lines(
+        conversation,
+        io.StringIO(f"{pasted}\nHow do I install frobnicator on Linux?\nAnd on macOS?\n"),
+    )
+    shown = capsys.readouterr()
+    pasted_turn, linux, mac = [json.loads(line) for line in shown.out.splitlines()]
+
+    assert "error" not in linux, shown.err
+    assert "error" not in mac, shown.err
+    assert pasted_turn["error"].startswith("the question is too long for the model")
+    assert "Unpack the tarball" in linux["answer"]
+    assert "brew install frobnicator" in mac["answer"]
+    # Every prompt the model was sent fitted its context; the long message was dropped from history.
+    assert all(sum(len(m["content"].split()) for m in c) <= generator.context_size for c in generator.calls)
+    assert all("zqx" not in m["content"] for c in generator.calls for m in c)
+
+
+def test_save_writes_document_escape_characters_as_visible_escapes(
+    index: Index, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def script(messages: Messages) -> str:
+        return "Unpack the tarball into /opt/frobnicator \x1b]0;pwned\x07\x1b[2J\u202e and add its bin folder to your PATH [1]."
+
+    conversation = chat(index, ScriptedGenerator(script))
+    saved = tmp_path / "chat.md"
+    plain_lines(conversation, io.StringIO(f"How do I install \x9b frobnicator on Linux?\n/save {saved}\n"))
+    capsys.readouterr()
+    markdown = saved.read_text(encoding="utf-8")
+
+    assert not any(char in markdown for char in "\x1b\x07\x9b\u202e")
+    assert "\\x1b]0;pwned\\x07\\x1b[2J<U+202E>" in markdown
+    assert "install \\x9b frobnicator" in markdown
 
 
 def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
@@ -109,9 +221,12 @@ def test_a_message_too_long_for_the_model_is_an_error_and_the_chat_goes_on(
     assert shown.err.count("error: the question is too long for the model") == 2
     # --json still writes one object per message: the long one's says why it has no answer.
     refused, answered = [json.loads(line) for line in shown.out.splitlines() if line.startswith("{")]
+    # Refused before anything is retrieved or rewritten, in the words `rag ask` uses.
     assert refused == {
         "message": pasted + "\n",
-        "error": "the question is too long for the model (4,500 words)",
+        "error": "the question is too long for the model: 4500 tokens, where its context of 4096 "
+        "leaves 3728 for the question and its sources",
+        "fix": "ask a shorter question, or raise [generation] context_size",
     }
     assert answered["message"] == "And on macOS?\n"
     assert "Run brew install frobnicator" in answered["answer"]

@@ -144,6 +144,39 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(index: Index
     assert seen["after"]["sources"][0]["source"] == str(index.docs["text"])
 
 
+def test_arguments_of_the_wrong_type_are_one_line_errors(index: Index) -> None:
+    seen: dict[str, str] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["number"] = error_text(await session.call_tool("search", {"query": 123}))
+        seen["missing"] = error_text(await session.call_tool("search", {"k": 2}))
+        seen["null"] = error_text(await session.call_tool("ask", {"question": None}))
+        seen["list"] = error_text(await session.call_tool("ask", {"question": ["\x1b[2J", "b"]}))
+        seen["long"] = error_text(await session.call_tool("ask", {"question": {"a": "x" * 500}}))
+        seen["tool"] = error_text(await session.call_tool("\x1b[2J\u202e", {}))
+
+    run_client(index.config, body)
+
+    assert (
+        seen["number"]
+        == "Error executing tool search: query is 123: pass the words or question to look for, as text"
+    )
+    assert seen["missing"] == (
+        "Error executing tool search: query is missing: pass the words or question to look for, as text"
+    )
+    assert seen["null"] == "Error executing tool ask: question is None: pass the question to answer, as text"
+    assert seen["list"].startswith("Error executing tool ask: question is ['\\x1b[2J', 'b']: pass")
+    assert "question is {'a': 'xxxxxxxxxxxxxxx" in seen["long"]
+    assert len(seen["long"]) < 150
+    # A name the caller sent is quoted with its controls as escapes: an agent may print the error.
+    assert seen["tool"] == "Unknown tool: \\x1b[2J<U+202E>"
+    for text in seen.values():
+        assert "\n" not in text, text
+        assert "pydantic" not in text, text
+        assert "http" not in text, text
+        assert "\x1b" not in text
+
+
 def test_no_index_yet_is_a_tool_error_and_creates_nothing(tmp_path: Path) -> None:
     config = write_config(tmp_path, index={"path": str(tmp_path / "index")})
     seen: dict[str, Any] = {}

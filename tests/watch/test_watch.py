@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -316,3 +318,124 @@ def test_a_folder_whose_name_is_not_utf8_is_a_clear_error(tmp_path: Path) -> Non
     (tmp_path / "docs" / os.fsdecode(b"sub\xe9")).mkdir(parents=True)
     with pytest.raises(RaggityError, match="not valid UTF-8"):
         watch_index(session, [tmp_path / "docs"], stop=threading.Event(), on_update=lambda u: None)
+
+
+@contextmanager
+def watcher(session: Raggity, docs: Path, settings: WatchSettings) -> Iterator[list[WatchUpdate]]:
+    """`watch_index` over `docs` in a thread for the body of the with; its updates as they come."""
+    stop = threading.Event()
+    updates: list[WatchUpdate] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            watch_index(session, [docs], stop=stop, on_update=updates.append, settings=settings)
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield updates
+    finally:
+        stop.set()
+        thread.join(timeout=PATIENCE_SECONDS)
+    assert not thread.is_alive(), "the watcher did not stop"
+    assert failure == []
+
+
+def test_a_renamed_then_recreated_folder_is_watched_and_indexed_again(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    config = write_config(tmp_path, index={"path": str(tmp_path / "index")})
+    docs = tmp_path / "docs"
+    write_corpus(docs)
+    session = Raggity(load_config(config), embedder=embedder)
+
+    def indexed() -> set[str]:
+        return load_manifest_sources(session) if session.layout.manifest.exists() else set()
+
+    with watcher(session, docs, WatchSettings(quiet_ms=200, max_wait_ms=2_000)) as updates:
+        eventually(lambda: any(u.report is not None for u in updates), "the first ingest")
+        docs.rename(tmp_path / "docs-old")
+        docs.mkdir()
+        otters = docs / "otters.md"
+        otters.write_text("# Otters\n\nSea otters hold hands while they sleep.\n", encoding="utf-8")
+        eventually(lambda: str(otters.resolve()) in indexed(), "a file in the new folder of that name")
+        # And it is that folder that is watched now, not the renamed one.
+        rivers = docs / "rivers.md"
+        rivers.write_text("# Rivers\n\nThe Danube flows into the Black Sea.\n", encoding="utf-8")
+        eventually(lambda: str(rivers.resolve()) in indexed(), "a later file in the new folder")
+        assert indexed() == {str(otters.resolve()), str(rivers.resolve())}
+
+        # Deleted: said once, and indexed again once it is back.
+        shutil.rmtree(docs)
+        eventually(lambda: any(u.error is not None and "is gone" in u.error.message for u in updates), "gone")
+        docs.mkdir()
+        otters.write_text("# Otters\n\nSea otters hold hands while they sleep.\n", encoding="utf-8")
+        eventually(lambda: indexed() == {str(otters.resolve())}, "the folder made again")
+    assert sum(1 for u in updates if u.error is not None) == 1
+
+
+def test_an_update_refused_by_a_busy_lock_is_retried_and_says_so(tmp_path: Path, embedder: Embedder) -> None:
+    from raggity.store.ingest_lock import IngestLock  # noqa: PLC0415 - imported where the test needs it
+
+    config = write_config(tmp_path, index={"path": str(tmp_path / "index")})
+    docs = tmp_path / "docs"
+    write_corpus(docs)
+    session = Raggity(load_config(config), embedder=embedder)
+    settings = WatchSettings(quiet_ms=200, max_wait_ms=2_000, busy_wait_seconds=0.2, retry_first_seconds=0.5)
+
+    lock = IngestLock(session.layout.lock).__enter__()
+    try:
+        with watcher(session, docs, settings) as updates:
+            # Another ingest holds the lock: the first update is refused, then tried again without
+            # any file changing, each time after a longer pause.
+            eventually(lambda: len(updates) >= 2, "a retry while the lock is held")
+            busy = updates[0].error
+            assert busy is not None
+            assert "another ingest is running" in busy.message
+            assert "--wait" not in busy.hint
+            assert "tried again in 0.5s" in busy.hint
+            assert updates[1].error is not None
+            assert "tried again in 1s" in updates[1].error.hint
+            lock.__exit__(None, None, None)
+            eventually(lambda: any(u.report is not None for u in updates), "an update once the lock is free")
+            assert [u.report.added for u in updates if u.report is not None] == [6]
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _report(*skipped: tuple[str, str]) -> WatchUpdate:
+    from raggity.pipeline.ingest.sync import IngestReport, Skipped  # noqa: PLC0415 - imported where the test needs it
+
+    report = IngestReport(
+        added=0,
+        changed=1,
+        removed=0,
+        unchanged=5,
+        skipped=tuple(Skipped(source, reason) for source, reason in skipped),
+        chunks_written=1,
+        tokens_embedded=10,
+        seconds=0.1,
+        embed_seconds=0.1,
+        rebuilt=False,
+        repaired=0,
+    )
+    return WatchUpdate(1, report=report)
+
+
+def test_each_skipped_file_is_said_once_until_it_is_fixed(capsys: pytest.CaptureFixture[str]) -> None:
+    from raggity.cli.watch_command import UpdatePrinter  # noqa: PLC0415 - imported where the test needs it
+
+    printer = UpdatePrinter()
+    broken = ("/docs/broken.pdf", "not a valid PDF")
+    printer(_report(broken))
+    printer(_report(broken, ("/docs/big.txt", "larger than max_file_mb")))
+    printer(_report())  # both fixed
+    printer(_report(broken))  # broken again
+    shown = capsys.readouterr()
+
+    assert shown.err.count("skipped /docs/broken.pdf: not a valid PDF") == 2
+    assert shown.err.count("skipped /docs/big.txt") == 1
+    assert shown.out.count("1 changed") == 4
