@@ -28,14 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.docs_questions import fact_present, judge
-from raggity.api.session import Raggity
-from raggity.config.loader import load_config
-from raggity.config.schema import IndexConfig
-from raggity.core.trace import TraceRecorder
-from raggity.core.types import StageTrace
-from raggity.evaluation.answer_run import AnswerCase, sample_cases
-from raggity.evaluation.dataset import load_beir
 from raggity.pipeline.ask import (
     build_prompt,
     coverage_stage,
@@ -46,6 +38,15 @@ from raggity.pipeline.ask import (
     select_candidates,
 )
 from raggity.pipeline.focus import focus_sources
+
+from bench.docs_questions import fact_present, judge
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.config.schema import IndexConfig
+from raggity.core.trace import TraceRecorder
+from raggity.core.types import StageTrace
+from raggity.evaluation.answer_run import AnswerCase, sample_cases
+from raggity.evaluation.dataset import load_beir
 from raggity.retrieval.abstain import should_abstain
 
 
