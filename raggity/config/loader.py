@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from raggity.config.location import storage_options
 from raggity.config.schema import SECTIONS, Config
 from raggity.config.trust import TrustStore, content_hash, owned_by_someone_else, reaching_keys
 from raggity.core.errors import ConfigError
@@ -138,6 +139,10 @@ def parse_config(raw_text: str, path: Path) -> Config:
             )
         sections[name] = _build_section(name, value, path, locate)
     config = Config(**sections, source=path.resolve())
+    try:
+        config.index_location  # noqa: B018 - validates [index] path as a folder or a URI
+    except ConfigError as exc:
+        raise ConfigError(f"{path}:{locate.key('index', 'path')}: {exc.message}", exc.hint) from None
     if config.ingest.chunk_tokens > config.embedding.max_tokens - 2:
         raise ConfigError(
             f"{path}:{locate.key('ingest', 'chunk_tokens')}: [ingest] chunk_tokens ({config.ingest.chunk_tokens}) "
@@ -159,6 +164,9 @@ def _build_section(name: str, values: dict[str, Any], path: Path, locate: _KeyLo
                 "`rag init FILE` writes every key with its default; see docs/configuration.md",
             )
         field = fields[key]
+        if isinstance(value, dict):
+            kwargs[key] = _check_table(value, field, path, locate, f"{name}.{key}")
+            continue
         kwargs[key] = _check_value(value, field, f"{where}: [{name}] {key}")
     return cls(**kwargs)
 
@@ -186,6 +194,8 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
         if choices and value not in choices:
             raise ConfigError(f"{label} must be one of {', '.join(choices)}, got {value!r}")
         return _without_nul(value, label)
+    elif expected == "dict[str, str]":
+        raise ConfigError(f"{label} must be a table, e.g. [index.storage], got {value!r}")
     elif expected == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{label} must be a list of strings, got {value!r}")
@@ -195,6 +205,23 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
     if hi is not None and value > hi:
         raise ConfigError(f"{label} must be <= {_num(hi)}, got {value!r}")
     return value
+
+
+def _check_table(
+    value: dict[str, Any], field: dataclasses.Field[Any], path: Path, locate: _KeyLocator, table: str
+) -> dict[str, str]:
+    """A table-valued key ([index.storage]): connection options, refused (at the offending key's
+    line) if one names a secret."""
+    expected = field.type if isinstance(field.type, str) else field.type.__name__
+    if expected != "dict[str, str]":
+        raise ConfigError(f"{path}:{locate.section(table)}: [{table}] must be a value, not a table")
+    options: dict[str, str] = {}
+    for name, item in value.items():
+        try:
+            options.update(storage_options({name: item}))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}:{locate.key(table, name)}: {exc.message}", exc.hint) from None
+    return options
 
 
 def _without_nul(value: str, label: str) -> str:

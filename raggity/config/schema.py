@@ -6,11 +6,14 @@ dataclasses, so a key cannot exist in one and be missing from another.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from raggity.config.location import IndexLocation, is_uri, parse_index_location
 
 
 class Reach(Enum):
@@ -42,6 +45,8 @@ def key(
     meta = {"help": help, "lo": lo, "hi": hi, "reach": reach, "choices": choices}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
@@ -49,8 +54,16 @@ def key(
 class IndexConfig:
     path: str = key(
         ".raggity",
-        "Index folder, relative to this file (LanceDB, Tantivy, manifest, caches).",
+        "Index folder, relative to this file (LanceDB, Tantivy, manifest, caches), or an s3://, gs:// or "
+        "az:// URI of an index on object storage (see docs/scaling.md).",
         reach=Reach.PATH_OUTSIDE,
+    )
+    # A table: [index.storage]. Values are strings, numbers or true/false; see raggity.config.location.
+    storage: dict[str, str] = key(
+        {},
+        "Object-store connection options passed to LanceDB/Lance (endpoint, region, allow_http, ...) "
+        "for an index at a URI; never credentials, which come from the environment.",
+        reach=Reach.WHEN_SET,
     )
 
 
@@ -85,6 +98,18 @@ class IngestConfig:
         "Also read generated, minified and vendored files (lock files, *.min.js, vendor/...), and the "
         "source of an HTML page that is read (git-stash.txt next to git-stash.html, Sphinx's "
         "_sources/intro.rst.txt for intro.html).",
+    )
+    engine: str = key(
+        "local",
+        "How `rag ingest` reads, chunks and embeds: local (in this process) or ray (Ray Data stages on a "
+        "Ray cluster; needs pip install 'raggity[scale]' and an index at an s3:// URI).",
+        choices=("local", "ray"),
+    )
+    ray_address: str = key(
+        "",
+        "Ray cluster for engine = ray (empty: $RAY_ADDRESS, else a Ray started on this machine for the "
+        "ingest).",
+        reach=Reach.WHEN_SET,
     )
 
 
@@ -224,8 +249,21 @@ class Config:
         return self.source.parent if self.source is not None else data_home()
 
     @property
+    def index_location(self) -> IndexLocation:
+        """Where the index lives: its local folder (index_dir), or its object-store URI and options."""
+        if not is_uri(self.index.path):
+            if self.index.storage:  # refused: options would silently do nothing for a folder
+                parse_index_location(self.index.path, self.index.storage, base_dir=self.base_dir)
+            return IndexLocation(str(self.index_dir))
+        return parse_index_location(self.index.path, self.index.storage, base_dir=self.base_dir)
+
+    @property
     def index_dir(self) -> Path:
-        """Relative index paths resolve against the config file, never the current folder."""
+        """Relative index paths resolve against the config file, never the current folder. For an
+        index on object storage: a folder of this user's local state for it (the answer cache)."""
+        if is_uri(self.index.path):
+            digest = hashlib.sha256(self.index.path.encode("utf-8")).hexdigest()[:16]
+            return data_home() / "remote" / digest
         path = Path(self.index.path).expanduser()
         if path.is_absolute():
             return path

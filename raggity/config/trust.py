@@ -52,6 +52,8 @@ def _reaches(reach: Reach, value: Any, base_dir: Path) -> bool:
         return bool(value)
     items = value if isinstance(value, list) else [value]
     if reach is Reach.PATH_OUTSIDE:
+        if any("://" in item for item in items):
+            return True  # an index on object storage: `rag ingest` would upload the documents there
         inside = base_dir.resolve()
         return any(not (inside / Path(item).expanduser()).resolve().is_relative_to(inside) for item in items)
     if reach is Reach.MODEL_AS_PATH:

@@ -13,6 +13,14 @@ HEADER = """\
 # Relative paths are resolved against this file's folder, never the current folder.
 """
 
+# Commented lines under a table-valued key's header: what a user would put there.
+TABLE_EXAMPLES = {
+    ("index", "storage"): (
+        '# region = "eu-west-1"\n# endpoint = "http://127.0.0.1:9000"  # an S3-compatible server\n'
+        "# allow_http = true\n"
+    ),
+}
+
 
 def starter_toml() -> str:
     parts = [HEADER]
@@ -21,5 +29,9 @@ def starter_toml() -> str:
         for field in dataclasses.fields(cls):
             default = field.default_factory() if callable(field.default_factory) else field.default
             parts.append(f"# {field.metadata['help']}\n")
+            if isinstance(default, dict):
+                # A table ([index.storage]): its header, and commented examples of what it may hold.
+                parts.append(f"[{name}.{field.name}]\n{TABLE_EXAMPLES.get((name, field.name), '')}")
+                continue
             parts.append(tomli_w.dumps({field.name: default}))
     return "".join(parts)

@@ -28,6 +28,9 @@ REACHING = {
     "embedder folder": ("embedding", 'model_path = "models/embedder"'),
     "embedder name that is a path": ("embedding", 'model = "/opt/models/x"'),
     "reranker folder": ("retrieval", 'rerank_model = "./models/reranker"'),
+    # A cloned repository's config must not make `rag ingest` upload the user's files to its bucket.
+    "index on object storage": ("index", 'path = "s3://their-bucket/docs"'),
+    "ray cluster": ("ingest", 'ray_address = "ray://10.0.0.9:10001"'),
 }
 
 HARMLESS = """\

@@ -61,15 +61,19 @@ def test_every_key_is_preceded_by_its_help_comment() -> None:
     for number, line in enumerate(lines):
         if line.startswith("["):
             section = line.strip("[]")
+            if "." not in section:
+                continue
+            # A table-valued key ([index.storage]): its header line is the key's line.
+            key = tuple(section.split(".", 1))
+        elif match := _KEY_LINE.match(line):
+            key = (section, match.group(1))
+        else:
             continue
-        match = _KEY_LINE.match(line)
-        if match is None:
-            continue
-        key = (section, match.group(1))
-        seen.append(key)
+        assert len(key) == 2
+        seen.append((key[0], key[1]))
         previous = lines[number - 1]
         assert previous.startswith("# "), f"{key} has no comment line before it"
-        assert previous == f"# {help_by_key[key]}"
+        assert previous == f"# {help_by_key[seen[-1]]}"
     assert seen == list(help_by_key)
 
 
