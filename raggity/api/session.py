@@ -116,11 +116,14 @@ class Raggity:
         wait_seconds: float = 0.0,
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
+        engine: str | None = None,
+        ray_address: str | None = None,
     ) -> IngestReport:
-        """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest.run."""
+        """Indexes `paths` (default: the config's [ingest] paths); see raggity.pipeline.ingest.run.
+        `engine` ("local", "ray") and `ray_address` override [ingest] engine and ray_address."""
         from raggity.pipeline.ingest.run import IngestRequest  # noqa: PLC0415 - search must not pay for ingest's imports
 
-        request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds)
+        request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds, engine, ray_address)
         try:
             return self.indexer.ingest(request, progress=progress, graph_progress=graph_progress)
         finally:

@@ -20,7 +20,7 @@ from raggity.models.registry import (
     resolve_reranker,
 )
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
+from raggity.store.manifest import Manifest, load_manifest, parse_manifest
 from raggity.store.rebuild_state import rebuild_notice
 
 
@@ -37,7 +37,8 @@ class ModelStatus:
 
 @dataclass(frozen=True)
 class IndexStatus:
-    index_dir: Path
+    # The folder, or the s3:// (gs://, az://) URI of an index on object storage.
+    index_dir: Path | str
     config_file: Path | None
     exists: bool
     files: int
@@ -46,6 +47,9 @@ class IndexStatus:
     last_ingest: float | None
     embedder: str
     notice: str = ""
+    # The Lance table version CURRENT names, for an index on object storage (disk_bytes is then -1:
+    # its size is not measured).
+    version: int | None = None
 
 
 def folder_size(folder: Path, *, stat: Callable[[Path], os.stat_result] = os.lstat) -> int:
@@ -72,6 +76,8 @@ def index_size(layout: IndexLayout) -> int:
 
 
 def index_status(config: Config) -> IndexStatus:
+    if config.index_location.remote:
+        return remote_index_status(config)
     layout = IndexLayout(config.index_dir)
     layout.refuse_a_file()
     manifest = load_manifest(layout.manifest)
@@ -85,6 +91,32 @@ def index_status(config: Config) -> IndexStatus:
         last_ingest=manifest.last_ingest,
         embedder=manifest.fingerprint.embedder if manifest.fingerprint else "",
         notice=rebuild_notice(layout),
+    )
+
+
+def remote_index_status(config: Config) -> IndexStatus:
+    """What CURRENT and its manifest say about an index on object storage (two small GETs)."""
+    from raggity.store.object_store import S3Objects  # noqa: PLC0415 - a local index never loads boto3
+    from raggity.store.remote_commit import current_commit, read_manifest_text  # noqa: PLC0415 - as above
+
+    location = config.index_location
+    objects = S3Objects(location)
+    commit = current_commit(objects)
+    manifest = (
+        Manifest()
+        if commit is None
+        else parse_manifest(read_manifest_text(objects, commit), f"{location.uri} manifest")
+    )
+    return IndexStatus(
+        index_dir=location.uri,
+        config_file=config.source,
+        exists=commit is not None,
+        files=len(manifest.sources),
+        chunks=sum(len(e.chunk_ids) for e in manifest.sources.values()),
+        disk_bytes=-1,
+        last_ingest=manifest.last_ingest,
+        embedder=manifest.fingerprint.embedder if manifest.fingerprint else "",
+        version=None if commit is None else commit.version,
     )
 
 

@@ -11,7 +11,7 @@ import typer
 
 from raggity.cli.cache_command import cache_app
 from raggity.cli.chat_command import chat_command
-from raggity.cli.errors import GuardedGroup
+from raggity.cli.errors import ArgumentError, GuardedGroup
 from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
 from raggity.cli.mcp_command import mcp_command
@@ -106,6 +106,22 @@ def ingest(
             "--verbose", "-v", help="List every skipped or left-out file, not only a count per reason."
         ),
     ] = False,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="local: read, chunk and embed in this process; ray: as Ray Data stages on a Ray cluster, "
+            "for an index at an s3:// URI (needs pip install 'raggity[scale]'). Default: [ingest] engine.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Ray cluster for --engine ray (auto, ray://HOST:10001, HOST:PORT). Default: [ingest] "
+            "ray_address, then $RAY_ADDRESS, else a Ray started on this machine for the ingest.",
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Index files: new and changed files are (re)chunked and embedded, deleted ones removed.
@@ -122,6 +138,12 @@ def ingest(
     from raggity.cli.progress import RichGraphProgress, RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
+    if engine not in (None, "local", "ray"):
+        from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+        raise ArgumentError(
+            f"--engine must be local or ray, got {visible(engine)}", "rag ingest --engine ray"
+        )
     session = _session(config)
     console = err if json_out else out
     from raggity.api import IngestIncompleteError  # noqa: PLC0415 - deferred so `rag --help` stays instant
@@ -136,6 +158,8 @@ def ingest(
                 wait_seconds=wait,
                 progress=progress,
                 graph_progress=graph_progress,
+                engine=engine,
+                ray_address=ray_address,
             )
         except IngestIncompleteError:
             # --strict failed: say what was skipped before the error line.
@@ -147,7 +171,7 @@ def ingest(
 
         from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-        print_json(out, {**asdict(report), "index": str(session.layout.root)})
+        print_json(out, {**asdict(report), "index": session.config.index_location.uri})
         return
     for line in skip_summary(report.skipped, report.excluded, verbose=verbose):
         out.print(line, highlight=False)
@@ -162,7 +186,7 @@ def ingest(
             (_rebuild_note(report.rebuilt, asked=rebuild), "yellow"),
         )
     )
-    out.print(plain(f"index: {session.layout.root}"))
+    out.print(plain(f"index: {session.config.index_location.uri}"))
 
 
 def _rebuild_note(rebuilt: bool, *, asked: bool) -> str:
@@ -329,9 +353,9 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
             ("" if st.exists else "  (not created yet: run rag ingest PATH)", "yellow"),
         )
     )
-    out.print(
-        f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {st.disk_bytes / 1e6:.1f} MB\nlast ingest: {last}"
-    )
+    # An index on object storage: its committed Lance version instead of a size on disk.
+    size = f"{st.disk_bytes / 1e6:.1f} MB" if st.disk_bytes >= 0 else f"object storage, version {st.version}"
+    out.print(f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {size}\nlast ingest: {last}")
     if st.notice:
         out.print(Text.assemble(("note:", "yellow"), plain(f"        {st.notice}")))
     for m in models:

@@ -1,21 +1,29 @@
-"""Lexical retrieval: BM25 over the Tantivy index."""
+"""Lexical retrieval: BM25 over the Tantivy index (a local index) or Lance's full-text index (an index
+on object storage)."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from raggity.core.types import Candidate, Query
 from raggity.retrieval.ranked import ranked_candidates
-from raggity.store.bm25_index import Bm25Reader
 from raggity.store.vector_table import VectorTableReader
 
 
+class KeywordIndex(Protocol):
+    """raggity.store.bm25_index.Bm25Reader or raggity.store.lance_fts.LanceFtsReader."""
+
+    def search(self, text: str, k: int) -> list[tuple[str, float]]: ...
+
+
 class Bm25Retriever:
-    """Scores are Tantivy BM25 scores (unbounded, >= 0); a non-lexical query (HyDE) finds nothing.
+    """Scores are BM25 scores (unbounded, >= 0); a non-lexical query (HyDE) finds nothing.
 
     Documents the manifest does not list are skipped, over-fetching by their count (`slack`).
     """
 
     def __init__(
-        self, index: Bm25Reader, table: VectorTableReader, live: frozenset[str], *, slack: int, limit: int
+        self, index: KeywordIndex, table: VectorTableReader, live: frozenset[str], *, slack: int, limit: int
     ) -> None:
         self._index = index
         self._table = table

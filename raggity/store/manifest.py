@@ -83,12 +83,25 @@ def load_manifest(path: Path) -> Manifest:
     if not path.exists():
         return Manifest()
     try:
-        return _parsed(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise IndexStateError(
-            f"{path}: index manifest is damaged ({exc.__class__.__name__})",
-            "run `rag ingest --rebuild` to rebuild the index",
-        ) from exc
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise _damaged(str(path), exc) from exc
+    return parse_manifest(text, str(path))
+
+
+def parse_manifest(text: str, where: str) -> Manifest:
+    """The manifest in `text` (a file's, or an object's on a store, named by `where` in the error)."""
+    try:
+        return _parsed(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _damaged(where, exc) from exc
+
+
+def _damaged(where: str, exc: Exception) -> IndexStateError:
+    return IndexStateError(
+        f"{where}: index manifest is damaged ({exc.__class__.__name__})",
+        "run `rag ingest --rebuild` to rebuild the index",
+    )
 
 
 def _parsed(data: object) -> Manifest:

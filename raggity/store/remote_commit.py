@@ -72,7 +72,7 @@ class WriterLease:
         if found is None:  # released between our create and our read: try once more
             return self.__enter__()
         lease = _parse(found.body)
-        if float(lease.get("expires", 0)) > self._now():
+        if float(lease.get("expires", 0)) > self._now() and not _died_here(lease):
             raise IndexBusyError(
                 f"another ingest is writing this index ({lease.get('holder', 'unknown writer')})",
                 "wait for it to finish; a writer that died frees the index when its lease expires",
@@ -108,7 +108,31 @@ class WriterLease:
             self._etag = None
 
     def _body(self) -> bytes:
-        return json.dumps({"holder": self._holder, "expires": self._now() + self._seconds}).encode()
+        return json.dumps(
+            {
+                "holder": self._holder,
+                "expires": self._now() + self._seconds,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+            }
+        ).encode()
+
+
+def _died_here(lease: dict[str, Any]) -> bool:
+    """Whether the lease's writer ran on this machine and its process is gone (killed, crashed): its
+    lease is then taken over at once instead of after its expiry, as a local flock would be freed."""
+    pid = lease.get("pid")
+    if lease.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return False  # this process holds it (another lease object): it is alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # exists, owned by someone else
+    return False
 
 
 def current_commit(objects: S3Objects) -> Commit | None:

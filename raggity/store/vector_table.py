@@ -186,10 +186,14 @@ class VectorTableReader:
 
     IN_MEMORY_ROWS = 200_000
 
-    def __init__(self, table: Path) -> None:
-        import lance  # noqa: PLC0415 - lance loads on first use
+    def __init__(self, table: Path | None, *, dataset: Any = None) -> None:
+        """The table in the folder `table`, or (table None) `dataset`: a lance.LanceDataset already
+        open at one version, as an index on object storage opens it, or None for no table."""
+        if table is not None:
+            import lance  # noqa: PLC0415 - lance loads on first use
 
-        self._dataset: Any = lance.dataset(str(table)) if committed(table) else None
+            dataset = lance.dataset(str(table)) if committed(table) else None
+        self._dataset: Any = dataset
         self._matrix: Vectors | None = None
         self._ids: list[str] = []
         self._position: dict[str, int] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -237,13 +238,11 @@ def test_sigkill_mid_ingest_leaves_the_last_commit_readable_and_the_next_writer_
 
     reader, manifest = _open_committed(location)
     assert (_ids(reader), manifest) == (["a", "b"], '["a","b"]')
-    with pytest.raises(IndexBusyError, match="doomed"):
-        WriterLease(objects).__enter__()
+    assert json.loads(objects.get(LEASE).body)["holder"] == "doomed"  # type: ignore[union-attr]
 
-    # The next writer, once the dead one's lease has expired: back to the committed version, then on.
-    clock = Clock()
-    clock.now = 2**40
-    with WriterLease(objects, now=clock) as lease:
+    # The next writer on this machine takes the dead process's lease over at once (its expiry is an
+    # hour away), goes back to the committed version, then on.
+    with WriterLease(objects, holder="next") as lease:
         commit = current_commit(objects)
         assert commit == first
         table = db.open_table("chunks")
@@ -252,6 +251,23 @@ def test_sigkill_mid_ingest_leaves_the_last_commit_readable_and_the_next_writer_
         publish(objects, lease, version=table.version, manifest='["a","b","c"]', previous=commit)
     reader, manifest = _open_committed(location)
     assert (_ids(reader), manifest) == (["a", "b", "c"], '["a","b","c"]')
+
+
+def test_a_lease_of_a_live_process_on_this_machine_is_not_taken_over(s3: S3Server) -> None:
+    objects = S3Objects(_location(s3))
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        body = {"holder": "busy", "expires": 2**40, "host": socket.gethostname(), "pid": alive.pid}
+        objects.create(LEASE, json.dumps(body).encode())
+        with pytest.raises(IndexBusyError, match="busy"):
+            WriterLease(objects).__enter__()
+        alive.kill()
+        alive.wait()
+        with WriterLease(objects, holder="after"):  # the same lease, once its process is gone
+            assert json.loads(objects.get(LEASE).body)["holder"] == "after"  # type: ignore[union-attr]
+    finally:
+        alive.kill()
+        alive.wait()
 
 
 def test_an_unreachable_store_is_one_error_line_without_secrets(s3: S3Server) -> None:

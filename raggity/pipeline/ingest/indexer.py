@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from raggity.config.schema import Config
+from raggity.core.errors import ConfigError
 from raggity.core.types import TextDocument
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphProgress
@@ -65,7 +66,28 @@ class Indexer:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
-        """Indexes the request's folders and files (see run.py: lock, discovery, carry-over)."""
+        """Indexes the request's folders and files (see run.py: lock, discovery, carry-over); into an
+        index on object storage through remote_run.py, in-process or on Ray."""
+        engine = request.engine or self._config.ingest.engine
+        location = self._config.index_location
+        if location.remote:
+            from raggity.pipeline.ingest.remote_run import remote_ingest  # noqa: PLC0415 - a local index never loads boto3
+
+            return remote_ingest(
+                request,
+                location,
+                config=self._config,
+                models=self._models,
+                chunking=chunking_settings(self._config),
+                engine=engine,
+                progress=progress,
+                warn=self._warn,
+            )
+        if engine == "ray":
+            raise ConfigError(
+                f"{location.uri}: the Ray engine writes to an index on object storage only",
+                "set [index] path to an s3:// URI, or ingest this local index with --engine local",
+            )
         return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
 
     def index_documents(

@@ -40,6 +40,9 @@ class IngestRequest:
     rebuild: bool = False
     strict: bool = False
     wait_seconds: float = 0.0
+    # "local" or "ray"; None: [ingest] engine. ray_address None: [ingest] ray_address.
+    engine: str | None = None
+    ray_address: str | None = None
 
 
 class IngestRun:

@@ -342,24 +342,7 @@ class IndexSync:
         return len(orphans) + len(damaged)
 
     def _plan(self, sources: Sequence[SourceFile], manifest: Manifest) -> tuple[list[SourceFile], int]:
-        todo: list[SourceFile] = []
-        unchanged = 0
-        for item in sources:
-            entry = manifest.sources.get(item.source)
-            if (
-                entry is not None
-                and entry.mtime_ns
-                and (entry.size, entry.mtime_ns) == (item.size, item.mtime_ns)
-            ):
-                unchanged += 1
-            elif entry is not None and _safe_digest(item) == entry.sha256:
-                manifest.sources[item.source] = SourceEntry(
-                    entry.sha256, item.size, item.mtime_ns, entry.chunk_ids
-                )
-                unchanged += 1
-            else:
-                todo.append(item)
-        return todo, unchanged
+        return plan_sources(sources, manifest)
 
     def _chunk_source(self, item: SourceFile, w: _Write) -> tuple[list[str], str | None]:
         ids: list[str] = []
@@ -440,19 +423,46 @@ class IndexSync:
             batch.finished = {}
 
     def _embed(self, chunks: Sequence[Chunk]) -> Vectors:
-        """The chunks' vectors, in their order, embedded in slices of similar length, each reported
-        to the progress as it is done."""
-        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i].search_text))
-        vectors: Vectors | None = None
-        for start in range(0, len(order), EMBED_SLICE):
-            part = order[start : start + EMBED_SLICE]
-            done = np.asarray(self._embedder.embed([chunks[i].search_text for i in part]), dtype=np.float32)
-            if vectors is None:
-                vectors = np.empty((len(chunks), done.shape[1]), dtype=np.float32)
-            vectors[part] = done
-            self._progress.advanced(0, len(part), sum(chunks[i].n_tokens for i in part))
-        assert vectors is not None  # called with chunks only
-        return vectors
+        return embed_chunks(self._embedder, chunks, self._progress)
+
+
+def plan_sources(sources: Sequence[SourceFile], manifest: Manifest) -> tuple[list[SourceFile], int]:
+    """The sources to (re)read, and how many are unchanged: same size and mtime as recorded, or the
+    same content (whose entry then takes the new stamp, in `manifest`)."""
+    todo: list[SourceFile] = []
+    unchanged = 0
+    for item in sources:
+        entry = manifest.sources.get(item.source)
+        if (
+            entry is not None
+            and entry.mtime_ns
+            and (entry.size, entry.mtime_ns) == (item.size, item.mtime_ns)
+        ):
+            unchanged += 1
+        elif entry is not None and _safe_digest(item) == entry.sha256:
+            manifest.sources[item.source] = SourceEntry(
+                entry.sha256, item.size, item.mtime_ns, entry.chunk_ids
+            )
+            unchanged += 1
+        else:
+            todo.append(item)
+    return todo, unchanged
+
+
+def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], progress: IngestProgress) -> Vectors:
+    """The chunks' vectors, in their order, embedded in slices of similar length, each reported to
+    `progress` as it is done."""
+    order = sorted(range(len(chunks)), key=lambda i: len(chunks[i].search_text))
+    vectors: Vectors | None = None
+    for start in range(0, len(order), EMBED_SLICE):
+        part = order[start : start + EMBED_SLICE]
+        done = np.asarray(embedder.embed([chunks[i].search_text for i in part]), dtype=np.float32)
+        if vectors is None:
+            vectors = np.empty((len(chunks), done.shape[1]), dtype=np.float32)
+        vectors[part] = done
+        progress.advanced(0, len(part), sum(chunks[i].n_tokens for i in part))
+    assert vectors is not None  # called with chunks only
+    return vectors
 
 
 def _documents(item: SourceFile) -> Iterator[Document]:

@@ -18,7 +18,7 @@ import numpy as np
 from raggity.core.protocols import Retriever, Scorer
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import Candidate, Query
-from raggity.retrieval.bm25 import Bm25Retriever
+from raggity.retrieval.bm25 import Bm25Retriever, KeywordIndex
 from raggity.retrieval.dedup import dedup_indices
 from raggity.retrieval.dense import DenseRetriever
 from raggity.retrieval.fusion import reciprocal_rank_fusion
@@ -63,7 +63,7 @@ class IndexSnapshot:
         self.manifest = Manifest()
         self.table = VectorTableReader(layout.table)
         self.live: frozenset[str] = frozenset()
-        self.bm25 = Bm25Reader(layout.tantivy)
+        self.bm25: KeywordIndex = Bm25Reader(layout.tantivy)
 
     def refresh(self) -> None:
         manifest, live = self._manifests.current()

@@ -23,8 +23,15 @@ from raggity.pipeline.search.transforms import Transforms, TransformSettings
 from raggity.retrieval.selection import select_candidates
 from raggity.store.cache_store import CacheStore
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
+from raggity.store.manifest import Fingerprint, load_manifest
 from raggity.store.rebuild_state import rebuild_notice
+from raggity.store.remote_errors import lance_store_error
+
+
+def store_failure(exc: BaseException, config: Config) -> RaggityError | None:
+    """The one-line error for an object-store failure of a remote index; None otherwise."""
+    location = config.index_location
+    return lance_store_error(exc, location) if location.remote else None
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,18 @@ class Searcher:
         """The index as of its last commit: a clear error when there is none, or when it was built
         with another embedder (query vectors from one model mean nothing against another's)."""
         if self._snapshot is None:
+            location = self._config.index_location
+            if location.remote:
+                from raggity.pipeline.search.remote_snapshot import RemoteIndexSnapshot  # noqa: PLC0415 - a local index never loads boto3
+
+                remote = RemoteIndexSnapshot(location)
+                remote.refresh()  # "no index yet" and store errors surface here, before any query
+                self._check_fingerprint(remote.manifest.fingerprint, location.uri)
+                self._snapshot = remote
+                return remote
             self._layout.require()
             snapshot = IndexSnapshot(self._layout)
-            self._check_fingerprint()
+            self._check_fingerprint(load_manifest(self._layout.manifest).fingerprint, str(self._layout.root))
             self._snapshot = snapshot
             if notice := rebuild_notice(self._layout):
                 self._warn(notice)
@@ -62,12 +78,11 @@ class Searcher:
     def forget(self) -> None:
         self._snapshot = None
 
-    def _check_fingerprint(self) -> None:
-        built = load_manifest(self._layout.manifest).fingerprint
+    def _check_fingerprint(self, built: Fingerprint | None, where: str) -> None:
         configured = self._models.embedder_identity
         if built is not None and built.embedder != configured:
             raise IndexStateError(
-                f"{self._layout.root}: index was built with embedder {built.embedder}, "
+                f"{where}: index was built with embedder {built.embedder}, "
                 f"but the config now uses {configured}",
                 "run `rag ingest --rebuild` to re-embed with the configured model",
             )
@@ -144,7 +159,14 @@ class Searcher:
             trace=trace,
             warn=self._warn,
         )
-        return retriever.retrieve(Query(question))
+        try:
+            return retriever.retrieve(Query(question))
+        except (ValueError, OSError, RuntimeError) as exc:
+            # An index on object storage is read during the query too: a store failure is one line.
+            mapped = store_failure(exc, self._config)
+            if mapped is None:
+                raise
+            raise mapped from None
 
     def search(
         self,

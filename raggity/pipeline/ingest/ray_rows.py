@@ -1,0 +1,155 @@
+"""`rag ingest --engine ray`: the files the driver's diff chose go through the Ray Data stages
+(ray_engine.py: read + chunk, embed in an actor pool, lance-ray write as one Lance commit) into an
+index on object storage; the driver shows progress from the Tally actor and keeps the lease alive."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from raggity.config.schema import Config
+from raggity.core.extras import require
+from raggity.ingest.chunker import ChunkingSettings
+from raggity.models.registry import resolve_embedder
+from raggity.pipeline.ingest.ray_engine import (
+    ChunkerSpec,
+    EmbedderSpec,
+    RayIngestPlan,
+    SourceResult,
+    new_tally,
+    tally_report,
+    write_chunks,
+)
+from raggity.pipeline.ingest.remote_sync import RemoteTable, RowsWritten
+from raggity.pipeline.ingest.sync import IngestProgress, Skipped, SourceFile
+from raggity.store.manifest import SourceEntry
+from raggity.store.remote_commit import WriterLease
+
+# How often the driver reads the Tally for the progress bar, and renews the lease (well inside it).
+POLL_SECONDS = 0.5
+RENEW_SECONDS = 60.0
+
+
+def connect(address: str | None) -> Any:
+    """Ray, connected: to `address` ("auto", "ray://host:10001", host:port), to $RAY_ADDRESS, or to a
+    Ray started on this machine for this ingest; a Ray already connected in this process is used."""
+    ray = require("ray")
+    require("lance_ray")
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def cluster_plan(
+    paths: Sequence[str], config: Config, chunking: ChunkingSettings, cpus: float
+) -> RayIngestPlan:
+    """The stages sized to the cluster: one chunking actor and the writers share one CPU, and every
+    other CPU holds an embedding actor (one ONNX thread each, one model load per actor)."""
+    files = resolve_embedder(config.embedding, config.base_dir)
+    return RayIngestPlan(
+        paths=tuple(paths),
+        chunker=ChunkerSpec(
+            str(files.tokenizer), chunking.chunk_tokens, chunking.parent_tokens, config.ingest.max_file_chars
+        ),
+        embedder=EmbedderSpec(
+            str(files.onnx),
+            str(files.tokenizer),
+            files.identity,
+            config.embedding.max_tokens,
+            config.embedding.batch_size,
+            threads=1,
+        ),
+        dim=0,  # set by the caller, from the embedder the driver loaded
+        chunk_workers=1,
+        embed_workers=max(1, int(cpus) - 1),
+        chunk_cpus=0.5,
+        embed_cpus=1.0 if cpus >= 3 else 0.5,
+        write_cpus=0.25,
+    )
+
+
+class RayRows:
+    def __init__(self, config: Config, chunking: ChunkingSettings, *, address: str | None, dim: int) -> None:
+        self._config = config
+        self._chunking = chunking
+        self._address = address
+        self._dim = dim
+
+    def write(
+        self, todo: Sequence[SourceFile], table: RemoteTable, lease: WriterLease, progress: IngestProgress
+    ) -> RowsWritten:
+        ray = connect(self._address)
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        plan = cluster_plan([item.source for item in todo], self._config, self._chunking, cpus)
+        plan = RayIngestPlan(**{**plan.__dict__, "dim": self._dim})
+        tally = new_tally()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                write_chunks(plan, tally, table.uri, table.options, mode=table.mode)
+            except BaseException as exc:  # re-raised on the driver's thread below
+                failure.append(exc)
+
+        started = time.perf_counter()
+        worker = threading.Thread(target=run, name="raggity-ray-write", daemon=True)
+        worker.start()
+        shown = _Shown()
+        renewed = time.monotonic()
+        while worker.is_alive():
+            worker.join(POLL_SECONDS)
+            shown.update(tally, todo, progress)
+            if time.monotonic() - renewed > RENEW_SECONDS:
+                lease.renew()
+                renewed = time.monotonic()
+        if failure:
+            raise failure[0]
+        table.mode = "append"
+        sources, skipped, chunks, tokens = shown.update(tally, todo, progress)
+        stamps = {item.source: item for item in todo}
+        return RowsWritten(
+            entries={
+                s.source: SourceEntry(s.sha256, stamps[s.source].size, stamps[s.source].mtime_ns, s.chunk_ids)
+                for s in sources
+            },
+            skipped=[Skipped(source, reason) for source, reason in skipped],
+            chunks=chunks,
+            tokens=tokens,
+            embed_seconds=time.perf_counter() - started,
+        )
+
+
+class _Shown:
+    """What the progress display has been told so far, so that each poll reports only the news."""
+
+    def __init__(self) -> None:
+        self.sources: set[str] = set()
+        self.skipped: set[str] = set()
+        self.chunks = 0
+        self.tokens = 0
+
+    def update(
+        self, tally: Any, todo: Sequence[SourceFile], progress: IngestProgress
+    ) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
+        sources, skipped, chunks, tokens = tally_report(tally)
+        sizes = {item.source: item.size for item in todo}
+        for result in sources:
+            if result.source not in self.sources:
+                self.sources.add(result.source)
+                progress.read(sizes.get(result.source, 0), len(result.chunk_ids))
+                progress.advanced(1, 0, 0)
+        for source, reason in skipped:
+            if source not in self.skipped:
+                self.skipped.add(source)
+                progress.warn(source, reason)
+                progress.read(sizes.get(source, 0), 0)
+                progress.advanced(1, 0, 0)
+        if chunks > self.chunks:
+            progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
+            self.chunks, self.tokens = chunks, tokens
+        return sources, skipped, chunks, tokens
