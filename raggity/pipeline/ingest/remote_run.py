@@ -46,10 +46,6 @@ def remote_ingest(
     if progress is not None:
         for skipped in early:
             progress.warn(skipped.source, skipped.reason)
-    if request.rebuild:
-        # The local engine carries other folders' files over a rebuild; here a rebuild holds exactly
-        # the folders given.
-        warn("a rebuild of an index on object storage holds only the folders given to this ingest")
     embedder = models.embedder
     sync = RemoteIndexSync(
         location,
@@ -61,6 +57,10 @@ def remote_ingest(
         wait_seconds=request.wait_seconds,
     )
     report = sync.run(sources, in_roots(list(request.roots)), rebuild=request.rebuild)
+    if report.rebuilt:
+        # The local engine carries other folders' files over a rebuild; here a rebuild holds exactly
+        # the folders given.
+        warn("a rebuild of an index on object storage holds only the folders given to this ingest")
     if config.retrieval.graph:
         warn("the entity graph is not built for an index on object storage yet")
     report = replace(
