@@ -16,6 +16,8 @@ import lance
 import numpy as np
 import pytest
 
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
 from raggity.config.schema import EmbeddingConfig
 from raggity.inference.embedder import OnnxEmbedder
 from raggity.inference.tokenizer import HFTokenizer
@@ -36,10 +38,12 @@ from raggity.pipeline.ingest.sync import IndexSync
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
+from raggity.store.object_store import S3Objects
+from raggity.store.remote_commit import current_commit
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import VectorTableReader
 from tests.scale.conftest import S3Server
-from tests.support import write_corpus
+from tests.support import write_config, write_corpus
 
 WORKTREE = Path(__file__).resolve().parents[2]
 DOCS = WORKTREE / "docs"
@@ -214,3 +218,82 @@ def test_a_ray_rebuild_on_s3_searches_from_a_second_process_like_the_local_index
         assert len(keyword_ids) == len(local_keyword) > 0
         assert keyword_ids[0] == local_keyword[0]
         assert len(set(keyword_ids) & set(local_keyword)) >= min(8, len(local_keyword))
+
+
+class _Recorded:
+    """An IngestProgress that keeps the totals a progress bar would show."""
+
+    def __init__(self) -> None:
+        self.plan = (0, 0)
+        self.files = 0
+        self.chunks = 0
+        self.warned: list[str] = []
+
+    def planned(self, files: int, size: int) -> None:
+        self.plan = (files, size)
+
+    def read(self, size: int, chunks: int) -> None:
+        pass
+
+    def advanced(self, files: int, chunks: int, tokens: int) -> None:
+        self.files += files
+        self.chunks += chunks
+
+    def warn(self, source: str, reason: str) -> None:
+        self.warned.append(source)
+
+
+def _session(root: Path, s3: S3Server, engine: str) -> Raggity:
+    config = write_config(
+        root,
+        index={"path": s3.prefix(), "storage": s3.storage_options},
+        ingest={
+            "engine": engine,
+            "chunk_tokens": CHUNKING.chunk_tokens,
+            "parent_tokens": CHUNKING.parent_tokens,
+        },
+    )
+    return Raggity(load_config(config))
+
+
+def _committed_ids(session: Raggity) -> dict[str, tuple[str, ...]]:
+    location = session.config.index_location
+    objects = S3Objects(location)
+    commit = current_commit(objects)
+    assert commit is not None
+    found = objects.get(commit.manifest)
+    assert found is not None
+    return {s: tuple(e["chunk_ids"]) for s, e in json.loads(found.body)["sources"].items()}
+
+
+def test_rag_ingest_engine_ray_gives_the_in_process_engines_chunks_and_search_results(
+    ray_cluster: None, s3: S3Server, folder: Path, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(folder, docs)
+    by_ray, in_process = _session(tmp_path / "ray", s3, "ray"), _session(tmp_path / "local", s3, "local")
+    progress = _Recorded()
+    report = by_ray.ingest([docs], progress=progress)
+    in_process.ingest([docs])
+
+    expected = _committed_ids(in_process)
+    assert _committed_ids(by_ray) == expected
+    assert report.added == len(expected)
+    assert [s.source for s in report.skipped] == [str(docs / "empty.txt")]
+    assert progress.chunks == report.chunks_written == sum(len(ids) for ids in expected.values())
+    assert progress.plan[0] == progress.files == len(expected) + 1  # the skipped file is done too
+    for query in QUERIES:
+        assert [c.chunk.id for c in by_ray.search(query).candidates] == [
+            c.chunk.id for c in in_process.search(query).candidates
+        ], query
+
+    # Incrementally: the driver's diff sends only the changed file to the Ray stages.
+    (docs / "recipe.md").write_text("# Flatbread\n\nKnead the dough, rest it, and bake it on a hot stone.\n")
+    again = by_ray.ingest([docs])
+    in_process.ingest([docs])
+    assert (again.added, again.changed, again.removed) == (1, 0, 0)
+    assert again.unchanged == len(expected)
+    assert _committed_ids(by_ray) == _committed_ids(in_process)
+    assert [c.chunk.id for c in by_ray.search("bake on a hot stone").candidates] == [
+        c.chunk.id for c in in_process.search("bake on a hot stone").candidates
+    ]
