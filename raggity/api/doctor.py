@@ -56,6 +56,16 @@ def run_checks(config: Config) -> list[Check]:
 
 
 def _index_checks(config: Config) -> list[Check]:
+    location = config.index_location
+    if location.remote:
+        return [
+            Check(
+                "index",
+                True,
+                f"on object storage at {location.uri}: not checked by doctor yet (rag status reads it)",
+                severity="warning",
+            )
+        ]
     layout = IndexLayout(config.index_dir)
     try:
         layout.refuse_a_file()

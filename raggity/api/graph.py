@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from raggity.api.local_only import local_layout
 from raggity.api.session import Raggity
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
@@ -27,6 +28,7 @@ def graph_build(
     """`rag graph-build`: extracts entities from every live chunk not yet in the graph. Takes the
     index's writer lock, so it never races an ingest. `generator` defaults to the configured model,
     loaded only if some chunk needs extracting."""
+    local_layout(config, "rag graph-build")
     session = Raggity(config, generator=generator)
     layout = session.layout.require()
     with IngestLock(layout.lock, wait_seconds=wait_seconds):
@@ -60,7 +62,7 @@ def _load(layout: IndexLayout) -> Graph:
 
 
 def graph_stats(config: Config, *, top: int = 10) -> GraphStats:
-    layout = IndexLayout(config.index_dir)
+    layout = local_layout(config, "rag graph")
     layout.refuse_a_file()
     path = layout.graph
     graph = load_graph(path)
@@ -104,7 +106,7 @@ class EntityView:
 
 
 def show_entity(config: Config, name: str, *, limit: int = 20) -> EntityView:
-    layout = IndexLayout(config.index_dir)
+    layout = local_layout(config, "rag graph")
     layout.refuse_a_file()
     graph = _load(layout)
     key = normalise_entity_name(name)

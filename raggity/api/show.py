@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
+from raggity.api.local_only import local_layout
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
 from raggity.core.types import Chunk, Location
@@ -64,7 +65,7 @@ def show_in_config_index(
     config: Config, reference: str, *, printed: Callable[[str], str] | None = None
 ) -> list[Chunk]:
     """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
-    return show(IndexLayout(config.index_dir), reference, printed=printed)
+    return show(local_layout(config, "rag show"), reference, printed=printed)
 
 
 def _readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:

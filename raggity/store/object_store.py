@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from raggity.core.errors import IndexLocationError, RaggityError
+from raggity.core.extras import require
 from raggity.store.uri import IndexLocation, redact
 
 
@@ -72,6 +73,8 @@ class S3Objects:
                 f"{location.uri}: conditional writes are implemented for s3:// only so far",
                 "use an s3:// index (or an S3-compatible endpoint in [index.storage])",
             )
+        # boto3 comes with the scale extra, not the default install: one line naming it if absent.
+        require("boto3", "an index on object storage")
         self._location = location
         self._bucket, self._prefix = location.bucket_and_key()
         self._client = client if client is not None else _client(location.storage_options)

@@ -261,3 +261,20 @@ def test_refused_credentials_are_one_line_for_reading_and_writing(
     for command in (["search", "dutch oven"], ["status"], ["ingest", "docs"]):
         done = rag("--config", str(project.remote), *command, cwd=project.root, env=project.env)
         assert "refused the credentials" in _clean_store_error(done), command
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["show", "docs/install.md"], "rag show"),
+        (["graph-build"], "rag graph-build"),
+        (["graph", "stats"], "rag graph"),
+    ],
+)
+def test_commands_of_a_local_folder_name_themselves_for_a_remote_index(
+    s3: S3Server, tmp_path: Path, command: list[str], name: str
+) -> None:
+    config = write_config(tmp_path, index={"path": s3.prefix(), "storage": s3.storage_options})
+    done = rag("--config", str(config), *command, cwd=tmp_path, env=_env())
+    assert done.returncode == 2, done.stderr
+    assert f"`{name}` works on a local index folder only so far" in assert_clean_error(done.stderr)
