@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from raggity.config.schema import Config
 from raggity.core.extras import require
+from raggity.core.protocols import Vector
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.ray_engine import (
@@ -81,8 +82,14 @@ class RayRows:
         self._dim = dim
 
     def write(
-        self, todo: Sequence[SourceFile], table: RemoteTable, lease: WriterLease, progress: IngestProgress
+        self,
+        todo: Sequence[SourceFile],
+        table: RemoteTable,
+        lease: WriterLease,
+        progress: IngestProgress,
+        reuse: Mapping[str, Vector],
     ) -> RowsWritten:
+        """Every chunk of `todo` is embedded on the cluster: `reuse` is not sent to the workers."""
         ray = connect(self._address)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         plan = cluster_plan([item.source for item in todo], self._config, self._chunking, cpus)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,7 +27,7 @@ import numpy as np
 from raggity.config.location import IndexLocation
 from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.faults import checkpoint
-from raggity.core.protocols import Embedder, Tokenizer
+from raggity.core.protocols import Embedder, Tokenizer, Vector
 from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.pipeline.ingest.ray_engine import chunk_row, chunk_schema
@@ -97,6 +97,19 @@ class RemoteTable:
             quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ordered[start : start + DELETE_IDS])
             dataset.delete(f"id IN ({quoted})")
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored vectors of `ids` (missing ones left out), read before their rows are deleted."""
+        dataset = self.open()
+        found: dict[str, Vector] = {}
+        if dataset is None:
+            return found
+        for start in range(0, len(ids), DELETE_IDS):
+            quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids[start : start + DELETE_IDS])
+            rows = dataset.to_table(columns=["id", "vector"], filter=f"id IN ({quoted})")
+            for chunk_id, vector in zip(rows["id"].to_pylist(), rows["vector"].to_pylist(), strict=True):
+                found[chunk_id] = np.asarray(vector, dtype=np.float32)
+        return found
+
     def finish(self) -> int:
         """Compacts, rebuilds the full-text index so its statistics cover exactly the live rows, and
         returns the version to publish. A table never written (every file skipped) is created empty."""
@@ -121,8 +134,15 @@ class RowWriter(Protocol):
     process (InProcessRows) or on a Ray cluster (raggity.pipeline.ingest.ray_rows.RayRows)."""
 
     def write(
-        self, todo: Sequence[SourceFile], table: RemoteTable, lease: WriterLease, progress: IngestProgress
-    ) -> RowsWritten: ...
+        self,
+        todo: Sequence[SourceFile],
+        table: RemoteTable,
+        lease: WriterLease,
+        progress: IngestProgress,
+        reuse: Mapping[str, Vector],
+    ) -> RowsWritten:
+        """`reuse`: vectors of chunk ids the changed files had before, which need no embedding."""
+        ...
 
 
 @dataclass
@@ -152,7 +172,12 @@ class InProcessRows:
         self._batch_chunks = batch_chunks
 
     def write(
-        self, todo: Sequence[SourceFile], table: RemoteTable, lease: WriterLease, progress: IngestProgress
+        self,
+        todo: Sequence[SourceFile],
+        table: RemoteTable,
+        lease: WriterLease,
+        progress: IngestProgress,
+        reuse: Mapping[str, Vector],
     ) -> RowsWritten:
         done = RowsWritten()
         pending: list[Chunk] = []
@@ -160,13 +185,22 @@ class InProcessRows:
         def flush() -> None:
             if not pending:
                 return
-            started = time.perf_counter()
-            vectors = embed_chunks(self._embedder, pending, progress)
-            done.embed_seconds += time.perf_counter() - started
+            # A changed file's unchanged text keeps its id and its vector, as in the local engine.
+            new = [c for c in pending if c.id not in reuse]
+            vectors = np.empty((len(pending), self._embedder.dim), dtype=np.float32)
+            if new:
+                started = time.perf_counter()
+                embedded = embed_chunks(self._embedder, new, progress)
+                done.embed_seconds += time.perf_counter() - started
+                by_id = {c.id: row for c, row in zip(new, embedded, strict=True)}
+            else:
+                by_id = {}
+            for row, chunk in enumerate(pending):
+                vectors[row] = reuse[chunk.id] if chunk.id in reuse else by_id[chunk.id]
             table.append(_rows(pending, vectors, table.schema))
             checkpoint("remote:appended")
-            done.chunks += len(pending)
-            done.tokens += sum(c.n_tokens for c in pending)
+            done.chunks += len(new)
+            done.tokens += sum(c.n_tokens for c in new)
             pending.clear()
             lease.renew()
 
@@ -181,7 +215,7 @@ class InProcessRows:
                 done.entries[item.source] = SourceEntry(
                     digest, item.size, item.mtime_ns, tuple(c.id for c in chunks)
                 )
-            progress.read(item.size, len(chunks) if digest is not None else 0)
+            progress.read(item.size, sum(1 for c in chunks if c.id not in reuse) if digest is not None else 0)
             progress.advanced(1, 0, 0)
             if len(pending) >= self._batch_chunks:
                 flush()
@@ -285,65 +319,108 @@ class RemoteIndexSync:
             held.push(lease)  # entered by _lease: released however this block ends
             previous = current_commit(objects)
             table = RemoteTable(self._location, self._dim)
-            manifest = self._manifest(objects, previous, rebuild)
-            rebuilt = rebuild or (
-                manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint
-            )
-            latest = table.open()
-            if rebuilt or manifest.fingerprint is None:
-                manifest = Manifest(fingerprint=self._fingerprint)
-                # One new version with only this run's rows; readers stay on CURRENT's until publish.
-                table.mode = "create" if latest is None else "overwrite"
-            elif latest is None:
-                table.mode = "create"
-            elif previous is not None and latest.version != previous.version:
-                # A writer died after CURRENT's version: its rows go, as a new version of CURRENT's.
-                restored = table.open(previous.version)
-                assert restored is not None
-                restored.restore()
-                checkpoint("remote:restored")
-
-            current = {s.source for s in sources}
-            removed = [s for s in manifest.sources if in_scope(s) and s not in current]
-            stale: set[str] = set()
-            for source in removed:
-                stale.update(manifest.sources.pop(source).chunk_ids)
-            todo, unchanged = plan_sources(sources, manifest)
-            indexed_before: set[str] = set()
-            for item in todo:
-                old = manifest.sources.pop(item.source, None)
-                if old is not None:
-                    stale.update(old.chunk_ids)
-                    indexed_before.add(item.source)
+            manifest, rebuilt = self._prepare(objects, previous, table, rebuild)
+            recorded = dict(manifest.sources)
+            diff = _diff(sources, in_scope, manifest)
+            reuse: dict[str, Vector] = {}
             if table.mode == "append":
+                reuse = table.vectors([cid for ids in diff.old_ids.values() for cid in ids])
                 # Before the appends: a changed file's unchanged text keeps its chunk id.
-                table.delete(stale)
+                table.delete(diff.stale)
                 checkpoint("remote:deleted")
+            todo = diff.todo
             self._progress.planned(len(todo), sum(item.size for item in todo))
-            written = self._rows.write(todo, table, lease, self._progress) if todo else RowsWritten()
+            if previous is not None and table.mode == "append" and not todo and not diff.removed:
+                if manifest.sources != recorded:  # only new stamps of unchanged files: same table
+                    manifest.last_ingest = time.time()
+                    publish(
+                        objects,
+                        lease,
+                        version=previous.version,
+                        manifest=manifest.to_json(),
+                        previous=previous,
+                    )
+                return _report(RowsWritten(), 0, 0, diff.unchanged, rebuilt=False, started=started)
+            written = self._rows.write(todo, table, lease, self._progress, reuse) if todo else RowsWritten()
             manifest.sources.update(written.entries)
-            changed_sources = len(indexed_before & set(written.entries))
             lease.renew()
             version = table.finish()
             manifest.rebuilding = False
             manifest.last_ingest = time.time()
             checkpoint("remote:publish")
             publish(objects, lease, version=version, manifest=manifest.to_json(), previous=previous)
-        return IngestReport(
-            added=len(written.entries) - changed_sources,
-            changed=changed_sources,
-            removed=len(removed),
-            unchanged=unchanged,
-            skipped=tuple(written.skipped),
-            chunks_written=written.chunks,
-            tokens_embedded=written.tokens,
-            seconds=time.perf_counter() - started,
-            embed_seconds=written.embed_seconds,
-            rebuilt=rebuilt,
-            repaired=0,
-        )
+        changed = len(set(diff.old_ids) & set(written.entries))
+        return _report(written, changed, len(diff.removed), diff.unchanged, rebuilt=rebuilt, started=started)
+
+    def _prepare(
+        self, objects: S3Objects, previous: Commit | None, table: RemoteTable, rebuild: bool
+    ) -> tuple[Manifest, bool]:
+        """CURRENT's manifest (empty for a rebuild) and whether this run rebuilds; sets the table's
+        first write mode, and brings the table back to CURRENT's version if a writer died after it."""
+        manifest = self._manifest(objects, previous, rebuild)
+        rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)
+        latest = table.open()
+        if rebuilt or manifest.fingerprint is None:
+            # One new version with only this run's rows; readers stay on CURRENT's until publish.
+            table.mode = "create" if latest is None else "overwrite"
+            return Manifest(fingerprint=self._fingerprint), rebuilt
+        if latest is None:
+            table.mode = "create"
+        elif previous is not None and latest.version != previous.version:
+            # A writer died after CURRENT's version: its rows go, as a new version of CURRENT's.
+            restored = table.open(previous.version)
+            assert restored is not None
+            restored.restore()
+            checkpoint("remote:restored")
+        return manifest, rebuilt
 
     def _manifest(self, objects: S3Objects, previous: Commit | None, rebuild: bool) -> Manifest:
         if previous is None or rebuild:
             return Manifest()
         return parse_manifest(read_manifest_text(objects, previous), f"{self._location.uri} manifest")
+
+
+@dataclass(frozen=True)
+class _Diff:
+    """The driver's diff of the sources against CURRENT's manifest (which it updates)."""
+
+    todo: list[SourceFile]
+    unchanged: int
+    removed: list[str]
+    # Rows to delete (of removed and of re-read files), and the ids each re-read file had.
+    stale: set[str]
+    old_ids: dict[str, tuple[str, ...]]
+
+
+def _diff(sources: Sequence[SourceFile], in_scope: Callable[[str], bool], manifest: Manifest) -> _Diff:
+    current = {s.source for s in sources}
+    removed = [s for s in manifest.sources if in_scope(s) and s not in current]
+    stale: set[str] = set()
+    for source in removed:
+        stale.update(manifest.sources.pop(source).chunk_ids)
+    todo, unchanged = plan_sources(sources, manifest)
+    old_ids: dict[str, tuple[str, ...]] = {}
+    for item in todo:
+        old = manifest.sources.pop(item.source, None)
+        if old is not None:
+            stale.update(old.chunk_ids)
+            old_ids[item.source] = old.chunk_ids
+    return _Diff(todo, unchanged, removed, stale, old_ids)
+
+
+def _report(
+    written: RowsWritten, changed: int, removed: int, unchanged: int, *, rebuilt: bool, started: float
+) -> IngestReport:
+    return IngestReport(
+        added=len(written.entries) - changed,
+        changed=changed,
+        removed=removed,
+        unchanged=unchanged,
+        skipped=tuple(written.skipped),
+        chunks_written=written.chunks,
+        tokens_embedded=written.tokens,
+        seconds=time.perf_counter() - started,
+        embed_seconds=written.embed_seconds,
+        rebuilt=rebuilt,
+        repaired=0,
+    )
