@@ -5,6 +5,7 @@ ids, each ingest one commit."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import lance
@@ -52,7 +53,7 @@ def test_incremental_ingests_into_s3_match_the_local_engine(s3: S3Server, tmp_pa
     )
     local = Raggity(load_config(write_config(tmp_path / "l", index={"path": str(tmp_path / "index")})))
 
-    steps = [
+    steps: list[Callable[[], object]] = [
         lambda: None,  # the first ingest
         # A paragraph appended: the file's other chunks keep their ids and vectors (not embedded).
         lambda: files["markdown"].write_text(
