@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import LEASE, current_commit
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
-from tests.support import assert_clean_error, rag, write_config, write_corpus
+from tests.support import RAG, assert_clean_error, rag, this_checkout, write_config, write_corpus
 
 QUERIES = [
     "How do I install frobnicator on Linux?",
@@ -278,3 +279,42 @@ def test_commands_of_a_local_folder_name_themselves_for_a_remote_index(
     done = rag("--config", str(config), *command, cwd=tmp_path, env=_env())
     assert done.returncode == 2, done.stderr
     assert f"`{name}` works on a local index folder only so far" in assert_clean_error(done.stderr)
+
+
+def test_ctrl_c_mid_ingest_releases_the_lease_and_publishes_nothing(s3: S3Server, tmp_path: Path) -> None:
+    files = write_corpus(tmp_path / "docs")
+    location = IndexLocation(s3.prefix(), s3.storage_options)
+    remote = _remote_config(tmp_path / "remote", s3, location.uri)
+    env = _env()
+    assert _ingest(remote, tmp_path, env).returncode == 0
+    objects = S3Objects(location)
+    first = current_commit(objects)
+    assert first is not None
+    shutil.copy(
+        Path(__file__).resolve().parents[2] / "docs" / "retrieval.md", files["markdown"].parent / "r.md"
+    )
+
+    # One chunk per append: the ingest is still writing when the interrupt comes.
+    proc = subprocess.Popen(
+        [str(RAG), "--config", str(remote), "ingest", "docs"],
+        cwd=tmp_path,
+        env=this_checkout(_env(RAGGITY_BATCH_CHUNKS="1")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    table = location.child("lancedb", "chunks.lance")
+    while proc.poll() is None:
+        latest = lance.dataset(table, storage_options=dict(location.storage_options)).version
+        if latest > first.version + 1:  # rows of this run were appended
+            proc.send_signal(signal.SIGINT)
+            break
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "interrupted; the index keeps everything committed so far" in stderr
+    assert "Traceback" not in stderr
+    assert objects.get(LEASE) is None  # released: the next writer need not wait
+    assert current_commit(objects) == first
+    done = _ingest(remote, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert "1 added" in done.stdout
