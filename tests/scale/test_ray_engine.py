@@ -43,7 +43,7 @@ from raggity.store.remote_commit import current_commit
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import VectorTableReader
 from tests.scale.conftest import S3Server
-from tests.support import write_config, write_corpus
+from tests.support import rag, write_config, write_corpus
 
 WORKTREE = Path(__file__).resolve().parents[2]
 DOCS = WORKTREE / "docs"
@@ -297,3 +297,24 @@ def test_rag_ingest_engine_ray_gives_the_in_process_engines_chunks_and_search_re
     assert [c.chunk.id for c in by_ray.search("bake on a hot stone").candidates] == [
         c.chunk.id for c in in_process.search("bake on a hot stone").candidates
     ]
+
+
+def test_rag_ingest_engine_ray_on_the_command_line_starts_its_own_ray_quietly(
+    s3: S3Server, folder: Path, local_index: LocalIndex, tmp_path: Path
+) -> None:
+    """No --ray-address and no $RAY_ADDRESS: a Ray of the ingest's own on this machine (its workers
+    inherit this environment's credentials); raggity's progress bar, no Ray output."""
+    config = write_config(
+        tmp_path,
+        index={"path": s3.prefix(), "storage": s3.storage_options},
+        ingest={"chunk_tokens": CHUNKING.chunk_tokens, "parent_tokens": CHUNKING.parent_tokens},
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = rag("--config", str(config), "ingest", str(folder), "--engine", "ray", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    expected = load_manifest(local_index.layout.manifest).sources
+    assert f"{len(expected)} added" in done.stdout
+    assert "chunks · " in done.stdout  # the progress bar
+    assert [line for line in done.stderr.splitlines() if line.strip()] == []  # skipped files: stdout
+    session = Raggity(load_config(config))
+    assert _committed_ids(session) == {s: e.chunk_ids for s, e in expected.items()}

@@ -221,18 +221,23 @@ def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
     return paths.flat_map(
         ChunkFiles,
         fn_constructor_kwargs={"spec": plan.chunker, "tally": tally},
-        concurrency=plan.chunk_workers,
+        compute=ray.data.ActorPoolStrategy(size=plan.chunk_workers),
         num_cpus=plan.chunk_cpus,
+        # A failed ingest is run again by the user (the next run converges); an actor restarted by Ray
+        # would also need its constructor arguments kept in the object store (Ray warns about that).
+        max_restarts=0,
     )
 
 
 def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
     """Read, chunk and embed (lazy)."""
+    ray = require("ray")
     return chunk_dataset(plan, tally).map_batches(
         EmbedChunks,
         fn_constructor_kwargs={"spec": plan.embedder, "tally": tally},
-        concurrency=plan.embed_workers,
+        compute=ray.data.ActorPoolStrategy(size=plan.embed_workers),
         num_cpus=plan.embed_cpus,
+        max_restarts=0,
         batch_size=EMBED_BATCH,
         batch_format="pyarrow",
     )

@@ -4,8 +4,11 @@ index on object storage; the driver shows progress from the Tally actor and keep
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,13 +39,32 @@ RENEW_SECONDS = 60.0
 def connect(address: str | None) -> Any:
     """Ray, connected: to `address` ("auto", "ray://host:10001", host:port), to $RAY_ADDRESS, or to a
     Ray started on this machine for this ingest; a Ray already connected in this process is used."""
+    # Ray's own logging and progress output would interleave with raggity's progress bar: raggity's
+    # bar shows the stages' progress (from the Tally), and a failure is raised here as an error.
+    warnings.filterwarnings("ignore", message="lance is not fork-safe")
     ray = require("ray")
     require("lance_ray")
+    for name in ("ray", "ray.data", "lance_ray"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    context.enable_auto_log_stats = False
+    # After ray.data's import, which installs its own warning filters: max_restarts (ray_engine.py)
+    # has no named parameter in this Ray yet.
+    warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
         else:
-            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            # A Ray of this ingest's own: on the loopback address (nothing else is to join it, and Ray
+            # would otherwise look for its address by opening a socket towards a public IP).
+            ray.init(
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                log_to_driver=False,
+                configure_logging=False,
+            )
     return ray
 
 
