@@ -5,7 +5,6 @@ index on object storage; the driver shows progress from the Tally actor and keep
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import warnings
