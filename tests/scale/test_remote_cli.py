@@ -318,3 +318,14 @@ def test_ctrl_c_mid_ingest_releases_the_lease_and_publishes_nothing(s3: S3Server
     done = _ingest(remote, tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert "1 added" in done.stdout
+
+
+@pytest.mark.parametrize("command", [["search", "dutch oven"], ["status"], ["ingest", "docs"]])
+def test_a_gs_index_is_one_line_until_its_conditional_writes_exist(
+    tmp_path: Path, command: list[str]
+) -> None:
+    write_corpus(tmp_path / "docs")
+    config = write_config(tmp_path, index={"path": "gs://team-bucket/docs"})
+    done = rag("--config", str(config), *command, cwd=tmp_path, env=_env())
+    assert done.returncode == 8, done.stderr
+    assert "implemented for s3:// only so far" in assert_clean_error(done.stderr)
