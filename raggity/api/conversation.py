@@ -10,7 +10,7 @@ from raggity.api.history import Exchange, HistoryGenerator, bounded
 from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
 from raggity.core.quoting import neutralise
-from raggity.core.trace import Staged, TraceRecorder
+from raggity.core.trace import OnStage, Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
 from raggity.pipeline.answer.stages import PROMPT_OVERHEAD, room_for_sources
 from raggity.retrieval.selection import select_candidates
@@ -75,7 +75,9 @@ class Conversation:
     def reset(self) -> None:
         self._turns.clear()
 
-    def turn(self, text: str, on_token: Callable[[str], None] | None = None) -> Turn:
+    def turn(
+        self, text: str, on_token: Callable[[str], None] | None = None, on_stage: OnStage | None = None
+    ) -> Turn:
         """Answers `text`; the turn joins the history only once its answer is complete, so an
         interrupted turn (Ctrl-C while streaming) leaves the conversation as it was."""
         if not text.strip():
@@ -83,7 +85,7 @@ class Conversation:
         # A message too long for the model is refused whatever retrieval finds: declined by retrieval
         # it got an abstention without the model, joined the history and overflowed every later turn.
         room_for_sources(text.strip(), self._session.generator, self._session.config.generation.max_tokens)
-        trace = TraceRecorder()
+        trace = TraceRecorder(on_stage)
         history = [Exchange(t.text, t.answer.text) for t in self._turns]
         question = text.strip()
         if history:

@@ -138,6 +138,8 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
     from prompt_toolkit import PromptSession  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from prompt_toolkit.key_binding import KeyBindings  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
+    from raggity.cli.status_line import StatusLine  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
     keys = KeyBindings()
 
     @keys.add("escape", "enter")
@@ -159,7 +161,13 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             slash_command(conversation, text.strip())
             continue
         try:
-            turn = _turn(conversation, text, on_token=stream_piece)
+            with StatusLine(err, shown=True) as status:
+
+                def on_token(piece: str) -> None:
+                    status.stop()  # the answer's first text replaces the status line
+                    stream_piece(piece)
+
+                turn = _turn(conversation, text, on_token=on_token, on_stage=status.stage)
         except KeyboardInterrupt:
             sys.stdout.write("\n")
             err.print("(answer cancelled; it is not part of the conversation)")
@@ -168,13 +176,13 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             show_turn(turn, streamed=True)
 
 
-def _turn(conversation: Conversation, text: str, on_token: Any = None) -> Turn | None:
+def _turn(conversation: Conversation, text: str, on_token: Any = None, on_stage: Any = None) -> Turn | None:
     """The answer to one message, or None after saying on stderr why there is none (a message too
     long for the model, the index locked by a rebuild): that message gets no answer, the chat goes on."""
     from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     try:
-        return conversation.turn(text, on_token=on_token)
+        return conversation.turn(text, on_token=on_token, on_stage=on_stage)
     except RaggityError as exc:
         report(exc)
         return None
