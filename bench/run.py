@@ -1,5 +1,5 @@
 """`make bench`: ingest throughput and memory, the embedding stage against bare onnxruntime, search
-latency (cold and warm), rerank latency, ask time to first token.
+latency (cold and warm), rerank latency, ask time to first token, and one `rag ask` process's peak RSS.
 
 Prints one table and writes bench/results/bench.json. Uses ../shared/eval/scifact, and a real
 documentation folder when one is installed (bench/ingest_docs.py; RAGGITY_BENCH_DOCS picks another).
@@ -145,6 +145,17 @@ def ask_timing(config: Path) -> dict[str, float]:
     }
 
 
+def ask_process(config: Path) -> dict[str, float]:
+    """One `rag ask` as a user runs it, in a child process: its peak RSS (the whole question: the index,
+    the embedder, the generator and its context) and the wait to the first answer text as the trace
+    counts it, from the question to the first character shown."""
+    question = "Does vitamin D supplementation reduce the risk of bone fractures in older adults?"
+    run = run_child([str(RAG), "ask", "--json", "--no-cache", "--config", str(config), question], cwd=ROOT)
+    stages = {t["stage"]: t for t in json.loads(run.stdout)["trace"]}
+    first_text = stages.get("generate", {}).get("detail", {}).get("first_text_ms", float("nan"))
+    return {"peak_rss_mb": run.peak_rss_mb, "wall_s": run.wall_seconds, "first_text_s": first_text / 1000}
+
+
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="raggity-bench-") as tmp:
@@ -160,6 +171,7 @@ def main() -> None:
         results["search_warm"] = warm_search(config)
         results["rerank"] = rerank_latency(folder)
         results["ask"] = ask_timing(config)
+        results["ask_process"] = ask_process(config)
     (RESULTS / "bench.json").write_text(json.dumps(results, indent=2))
     _print(results)
 

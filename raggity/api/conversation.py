@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from raggity.api.history import Exchange, HistoryGenerator, bounded
 from raggity.api.session import Raggity
 from raggity.core.errors import RaggityError
 from raggity.core.quoting import neutralise
-from raggity.core.trace import Staged, TraceRecorder
+from raggity.core.trace import OnStage, Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
 from raggity.pipeline.answer.stages import PROMPT_OVERHEAD, room_for_sources
 from raggity.retrieval.selection import select_candidates
@@ -33,24 +33,16 @@ REWRITE_SCHEMA: dict[str, object] = {
     "required": ["question"],
 }
 
-NO_SOURCES_SYSTEM = (
-    "You are a careful assistant in a conversation about the user's documents. The documents could not "
-    "be searched for this message, so there are no sources. Answer only from the conversation so far; "
-    "if it does not contain the answer, say that the documents could not be searched."
-)
-
 
 @dataclass(frozen=True)
 class Turn:
     """One turn: what the user wrote, the standalone question it was rewritten to (and retrieved
-    for), the answer, and the sources the answer was given (none when it abstained).
-    `retrieval_error` says why the turn had no sources when retrieval failed."""
+    for), the answer, and the sources the answer was given (none when it abstained)."""
 
     text: str
     question: str
     answer: Answer
     sources: tuple[Candidate, ...] = ()
-    retrieval_error: str | None = None
 
 
 class Conversation:
@@ -61,11 +53,16 @@ class Conversation:
     sources for that question, and answers through the same path as `Raggity.ask`, with the
     history (user and assistant text only, never sources) between the system prompt and this
     turn's request. History is bounded by the model's context: the oldest exchanges are dropped
-    first. If retrieval fails, the turn is answered from the conversation alone and says so.
-    The answer cache is not used: an answer depends on the history, which its key does not cover.
+    first. A turn whose sources cannot be read (the index locked mid-rebuild, a read error) raises
+    the error, as `Raggity.ask` does, and leaves the conversation as it was: a turn is never answered
+    from nothing. The answer cache is not used: an answer depends on the history, which its key does
+    not cover.
     """
 
     def __init__(self, session: Raggity) -> None:
+        # Opening the index first makes a chat with no index (or one that cannot be read) fail at the
+        # start, as `rag ask` does, instead of after the first message.
+        session.searcher.snapshot  # noqa: B018 - opened for its errors
         self._session = session
         self._model = HistoryGenerator(lambda: session.generator, session.models.generator_identity)
         self._answering = session.with_generator(self._model)
@@ -78,7 +75,9 @@ class Conversation:
     def reset(self) -> None:
         self._turns.clear()
 
-    def turn(self, text: str, on_token: Callable[[str], None] | None = None) -> Turn:
+    def turn(
+        self, text: str, on_token: Callable[[str], None] | None = None, on_stage: OnStage | None = None
+    ) -> Turn:
         """Answers `text`; the turn joins the history only once its answer is complete, so an
         interrupted turn (Ctrl-C while streaming) leaves the conversation as it was."""
         if not text.strip():
@@ -86,7 +85,7 @@ class Conversation:
         # A message too long for the model is refused whatever retrieval finds: declined by retrieval
         # it got an abstention without the model, joined the history and overflowed every later turn.
         room_for_sources(text.strip(), self._session.generator, self._session.config.generation.max_tokens)
-        trace = TraceRecorder()
+        trace = TraceRecorder(on_stage)
         history = [Exchange(t.text, t.answer.text) for t in self._turns]
         question = text.strip()
         if history:
@@ -94,18 +93,10 @@ class Conversation:
             history = trace.run("history", len(history), lambda: self._bounded(history))
         self._model.set_history(history)
         session = self._answering
-        try:
-            options = session.searcher.transform_options()
-            candidates = session.retrieve(question, trace, transforms=options, use_cache=False)
-        except Exception as exc:
-            # Any failure to read the index (locked mid-rebuild, a file gone, a read error) costs
-            # this turn its sources, not the conversation.
-            reason = exc.message if isinstance(exc, RaggityError) else f"{type(exc).__name__}: {exc}"
-            answer = self._without_sources(question, trace, on_token)
-            done = Turn(text, question, answer, retrieval_error=reason)
-        else:
-            answer = session.answer(question, candidates, trace, on_token=on_token, use_cache=False)
-            done = Turn(text, question, answer, () if answer.abstained else self._given(candidates))
+        options = session.searcher.transform_options()
+        candidates = session.retrieve(question, trace, transforms=options, use_cache=False)
+        answer = session.answer(question, candidates, trace, on_token=on_token, use_cache=False)
+        done = Turn(text, question, answer, () if answer.abstained else self._given(candidates))
         self._turns.append(done)
         return done
 
@@ -156,27 +147,6 @@ class Conversation:
         budget = int((model.context_size - g.max_tokens - PROMPT_OVERHEAD) * HISTORY_SHARE)
         kept = bounded(history, model.count_tokens, budget)
         return Staged(kept, len(kept), {"budget_tokens": budget, "dropped": len(history) - len(kept)})
-
-    def _without_sources(
-        self, question: str, trace: TraceRecorder, on_token: Callable[[str], None] | None
-    ) -> Answer:
-        g = self._session.config.generation
-        request = [
-            {"role": "system", "content": NO_SOURCES_SYSTEM},
-            {"role": "user", "content": neutralise(question)},
-        ]
-
-        def generate() -> Staged[str]:
-            pieces: list[str] = []
-            for piece in self._model.stream(request, max_tokens=g.max_tokens, temperature=g.temperature):
-                pieces.append(piece)
-                if on_token is not None:
-                    on_token(piece)
-            text = "".join(pieces).strip()
-            return Staged(text, 1, {"chars": len(text), "sources": 0})
-
-        text = trace.run("generate", 0, generate)
-        return replace(Answer(question, text, False, (), ()), trace=trace.stages)
 
 
 def _parsed_question(raw: str) -> str:

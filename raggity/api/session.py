@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
-from raggity.core.trace import TraceRecorder
+from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
 from raggity.models.registry import check_generator_name
 from raggity.pipeline.answer.answerer import Answerer
@@ -202,6 +202,7 @@ class Raggity:
         question: str,
         *,
         on_token: Callable[[str], None] | None = None,
+        on_stage: OnStage | None = None,
         hyde: bool | None = None,
         step_back: bool | None = None,
         expand: bool | None = None,
@@ -211,10 +212,11 @@ class Raggity:
         path_glob: str | None = None,
     ) -> Answer:
         """hyde/step_back/expand/use_cache/top_k: None means as configured; `path_glob` keeps only
-        files whose path matches it."""
+        files whose path matches it. `on_token` receives the answer as it is written, `on_stage`
+        each stage's name as it starts."""
         if not question.strip():
             raise RaggityError("the question is empty", 'ask something, e.g. rag ask "how do I install it?"')
-        trace = TraceRecorder()
+        trace = TraceRecorder(on_stage)
         options = self.searcher.transform_options(
             hyde=hyde, step_back=step_back, expand=expand, decompose=decompose
         )

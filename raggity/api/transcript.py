@@ -43,8 +43,6 @@ def transcript_markdown(turns: Sequence[Turn]) -> str:
         if turn.question != turn.text.strip():
             parts.append(f"*Searched for: {turn.question}*\n")
         parts.append(f"## raggity\n\n{turn.answer.text.strip()}\n")
-        if turn.retrieval_error:
-            parts.append(f"*The documents could not be searched for this turn: {turn.retrieval_error}*\n")
         if turn.answer.citations:
             parts.append("Sources:\n")
             for c in turn.answer.citations:

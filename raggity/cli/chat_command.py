@@ -87,12 +87,11 @@ def turn_json(turn: Turn) -> dict[str, Any]:
             {"source": c.chunk.source, "location": str(c.chunk.location), "score": round(c.score, 6)}
             for c in turn.sources
         ],
-        "retrieval_error": turn.retrieval_error,
     }
 
 
 def json_lines(conversation: Conversation, lines: TextIO) -> None:
-    from raggity.api import ContextOverflowError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import json_text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     for number, line in enumerate(lines, start=1):
@@ -108,7 +107,7 @@ def json_lines(conversation: Conversation, lines: TextIO) -> None:
                 if refused is not None:
                     raise refused
                 data = turn_json(conversation.turn(line))
-            except (ContextOverflowError, ArgumentError) as exc:
+            except RaggityError as exc:
                 report(exc)
                 data = error_json(line, exc)
         # One object per line, with control and bidi characters as \u escapes, as `rag ask --json`.
@@ -139,6 +138,8 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
     from prompt_toolkit import PromptSession  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from prompt_toolkit.key_binding import KeyBindings  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
+    from raggity.cli.status_line import StatusLine  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
     keys = KeyBindings()
 
     @keys.add("escape", "enter")
@@ -160,7 +161,13 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             slash_command(conversation, text.strip())
             continue
         try:
-            turn = _turn(conversation, text, on_token=stream_piece)
+            with StatusLine(err, shown=True) as status:
+
+                def on_token(piece: str) -> None:
+                    status.stop()  # the answer's first text replaces the status line
+                    stream_piece(piece)
+
+                turn = _turn(conversation, text, on_token=on_token, on_stage=status.stage)
         except KeyboardInterrupt:
             sys.stdout.write("\n")
             err.print("(answer cancelled; it is not part of the conversation)")
@@ -169,14 +176,14 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             show_turn(turn, streamed=True)
 
 
-def _turn(conversation: Conversation, text: str, on_token: Any = None) -> Turn | None:
-    """The answer to one message, or None after saying on stderr why there is none: a message too
-    long for the model does not end the chat (any other error does, with its exit code)."""
-    from raggity.api import ContextOverflowError  # noqa: PLC0415 - deferred so `rag --help` stays instant
+def _turn(conversation: Conversation, text: str, on_token: Any = None, on_stage: Any = None) -> Turn | None:
+    """The answer to one message, or None after saying on stderr why there is none (a message too
+    long for the model, the index locked by a rebuild): that message gets no answer, the chat goes on."""
+    from raggity.api import RaggityError  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     try:
-        return conversation.turn(text, on_token=on_token)
-    except ContextOverflowError as exc:
+        return conversation.turn(text, on_token=on_token, on_stage=on_stage)
+    except RaggityError as exc:
         report(exc)
         return None
 
@@ -187,22 +194,16 @@ def stream_piece(piece: str) -> None:
 
 
 def show_turn(turn: Turn, *, streamed: bool) -> None:
-    from raggity.cli.render import print_sources  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import print_footer  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     answer = turn.answer
-    if turn.retrieval_error:
-        err.print(
-            Text(
-                f"the documents could not be searched ({turn.retrieval_error}); answered from the conversation"
-            )
-        )
     if streamed and not answer.abstained:
         sys.stdout.write("\n")
     else:
         out.print(Text(printable(answer.text)))
     if turn.question != turn.text.strip():
         out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))
-    print_sources(out, answer)
+    print_footer(out, answer)
     out.print()
 
 

@@ -288,31 +288,32 @@ def ask(
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
     from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import print_answer, print_footer, print_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.status_line import StatusLine  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     session = _session(config, model=model)
     streaming = not (json_out or no_stream)
-    started = time.perf_counter()
-    first: list[float] = []
 
-    def on_token(piece: str) -> None:
-        if not first:
-            first.append(time.perf_counter() - started)
-        if streaming:
-            sys.stdout.write(visible(piece, keep_newlines=True))
-            sys.stdout.flush()
+    with StatusLine(err, shown=not json_out) as status:
 
-    answer = session.ask(
-        question,
-        on_token=on_token,
-        hyde=hyde,
-        step_back=step_back,
-        expand=expand,
-        decompose=decompose,
-        use_cache=False if no_cache else None,
-        top_k=top_k,
-        path_glob=path,
-    )
+        def on_token(piece: str) -> None:
+            status.stop()  # the answer's first text replaces the status line
+            if streaming:
+                sys.stdout.write(visible(piece, keep_newlines=True))
+                sys.stdout.flush()
+
+        answer = session.ask(
+            question,
+            on_token=on_token,
+            on_stage=status.stage,
+            hyde=hyde,
+            step_back=step_back,
+            expand=expand,
+            decompose=decompose,
+            use_cache=False if no_cache else None,
+            top_k=top_k,
+            path_glob=path,
+        )
     if json_out:
         print_json(out, answer_json(answer))
         return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -62,21 +62,20 @@ class RichIngestProgress(LazyBar):
             get_time=clock,
         )
         self._task = self._progress.add_task("ingest", total=None, chunks="0", files="0", left="-")
-        self._pace = IngestPace(0)
+        self._pace = IngestPace()
         self._files = (0, 0)
         self._started = clock()
         self._announced = False
         self.skipped: list[Skipped] = []
 
-    def planned(self, files: int, size: int) -> None:
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         self._progress.start()
-        self._pace = IngestPace(size)
+        self._pace = IngestPace(sizes)
         self._files = (0, files)
         self._show()
 
-    def read(self, size: int, chunks: int) -> None:
-        p = self._pace
-        self._pace = replace(p, bytes_read=p.bytes_read + size, chunks_read=p.chunks_read + chunks)
+    def read(self, kind: str, size: int, chunks: int) -> None:
+        self._pace = self._pace.with_read(kind, size, chunks)
         self._show()
         self._announce_if_long()
 

@@ -27,6 +27,9 @@ class Staged(Generic[T]):
     detail: Mapping[str, object] = field(default_factory=dict)
 
 
+# Told a stage's name and how many items it receives, as the stage starts.
+OnStage = Callable[[str, int], None]
+
 # The common shape of a retrieval or selection stage: ranked candidates in, ranked candidates out.
 CandidateStage = Callable[[list[Candidate]], Staged[list[Candidate]]]
 
@@ -41,15 +44,19 @@ class TraceRecorder:
 
     Create one per question, when it is asked: `started` is that moment, so a stage can say how
     long the person has waited (the first answer text, counted from Enter). `--trace` and `--json`
-    print its `stages`.
+    print its `stages`. `on_stage` is told each stage's name and input count as it starts (the
+    terminal's status line shows it while nothing else is on screen).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_stage: OnStage | None = None) -> None:
         self._stages: list[StageTrace] = []
+        self._on_stage = on_stage
         self.started = time.perf_counter()
 
     def run(self, name: str, n_in: int, step: Callable[[], Staged[T]]) -> T:
         """Runs `step`, records it as stage `name`, and returns its value."""
+        if self._on_stage is not None:
+            self._on_stage(name, n_in)
         start = time.perf_counter()
         result = step()
         ms = (time.perf_counter() - start) * 1000.0

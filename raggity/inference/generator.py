@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from raggity.core.errors import ContextOverflowError, ModelError
 from raggity.inference import llama_runtime
 from raggity.inference.cpu_budget import threads_to_use
 from raggity.inference.greedy_grammar import GreedyGrammar
 from raggity.inference.llama_runtime import gpu_layers_to_use
+
+T = TypeVar("T")
+# The thread a model loads in (see `interruptibly`).
+LOADER_THREAD = "raggity-model-load"
 
 # Small models loop on a phrase without a penalty; 1.1 is llama.cpp's usual default.
 _REPEAT_PENALTY = 1.1
@@ -36,9 +43,10 @@ class LlamaGenerator:
         self.threads = threads_to_use(threads)
         self.gpu_offload_supported = bool(bindings.llama_supports_gpu_offload())
         self.gpu_layers = gpu_layers_to_use(gpu_layers, self.gpu_offload_supported)
-        try:
+
+        def load() -> Any:
             with _without_extra_buffers() if cpu_has_amx() else contextlib.nullcontext():
-                self._llm: Any = bindings.Llama(
+                return bindings.Llama(
                     model_path=str(gguf),
                     n_ctx=context_size,
                     # The prompt's threads too: left out, llama-cpp-python takes every CPU of the machine.
@@ -52,6 +60,9 @@ class LlamaGenerator:
                     seed=seed,
                     verbose=False,
                 )
+
+        try:
+            self._llm: Any = interruptibly(load)
         except (ValueError, RuntimeError) as exc:
             # llama.cpp loads the weights, then allocates the context: a context_size too large for
             # memory fails the second step, which is no fault of the file.
@@ -248,3 +259,42 @@ def _without_extra_buffers() -> Iterator[None]:
         yield
     finally:
         bindings.llama_model_default_params = original
+
+
+def interruptibly(load: Callable[[], T]) -> T:
+    """`load()`, run in a worker thread so that Ctrl-C stops the wait at once.
+
+    A signal reaches Python code only between bytecodes: while llama.cpp reads and repacks the
+    weights in one C call (seconds, up to 20 s on a busy machine), Ctrl-C waited for it to return.
+    Waiting on an event is interruptible; the abandoned load is a daemon thread, gone with the
+    process that the interrupt ends. llama-cpp-python points file descriptors 1 and 2, and
+    sys.stdout and sys.stderr, at /dev/null while it loads (to hide llama.cpp's log), so an
+    interrupted wait puts them back first: the interrupt's message must reach the terminal."""
+    done = threading.Event()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(load())
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            failure.append(exc)
+        finally:
+            done.set()
+
+    saved = (os.dup(1), os.dup(2))
+    streams = (sys.stdout, sys.stderr)
+    try:
+        threading.Thread(target=run, name=LOADER_THREAD, daemon=True).start()
+        done.wait()
+    except KeyboardInterrupt:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        sys.stdout, sys.stderr = streams
+        raise
+    finally:
+        for fd in saved:
+            os.close(fd)
+    if failure:
+        raise failure[0]
+    return outcome[0]

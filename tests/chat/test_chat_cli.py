@@ -157,19 +157,27 @@ def test_rag_chat_json_answers_each_line_with_one_object(index: Index) -> None:
     assert first["message"] == "Which moon of Jupiter has erupting volcanoes?\n"
     assert first["abstained"] is False
     assert first["sources"][0]["source"] == str(index.docs["rst"])
-    assert first["retrieval_error"] is None
     assert second["abstained"] is True
     assert second["sources"] == []
     assert "rewrite" in [t["stage"] for t in second["trace"]]
 
 
-def test_rag_chat_json_without_an_index_still_answers_and_says_why(tmp_path: Path) -> None:
+def test_rag_chat_without_an_index_fails_like_rag_ask(tmp_path: Path) -> None:
+    """Before: exit 0 and a hallucinated answer, with "no index yet" only in a JSON field."""
     config = write_config(tmp_path, index={"path": str(tmp_path / "none")})
-    done = _chat_json(config, "Hello?\n")
-    assert done.returncode == 0, done.stderr
-    [turn] = [json.loads(line) for line in done.stdout.splitlines()]
-    assert "no index yet" in turn["retrieval_error"]
-    assert turn["citations"] == []
+    for options in (["--json"], []):
+        done = subprocess.run(
+            [str(RAG), "chat", *options, "--config", str(config)],
+            input="Hello?\n",
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            env=this_checkout(dict(os.environ)),
+        )
+        assert done.returncode == 4, done.stderr
+        assert done.stdout == ""
+        assert "no index yet" in assert_clean_error(done.stderr)
     assert not (tmp_path / "none").exists()
 
 

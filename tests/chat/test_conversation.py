@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.api import Raggity, load_config
+from raggity.api import IndexStateError, Raggity, load_config
 from raggity.api.conversation import REWRITE_SYSTEM, Conversation
 from raggity.pipeline.models import load_generator
 from raggity.testing import RecordingGenerator, ScriptedGenerator
@@ -125,25 +125,18 @@ def test_history_drops_the_oldest_exchanges_when_the_context_is_short(index: Ind
     assert SOURCE_BLOCK in last[-1]["content"]
 
 
-def test_a_retrieval_failure_answers_from_the_conversation_and_says_so(tmp_path: Path, index: Index) -> None:
+def test_a_conversation_without_an_index_fails_at_the_start_and_never_asks_the_model(
+    tmp_path: Path, index: Index
+) -> None:
+    """Before: each turn was answered from the conversation alone ("The document you provided is
+    from the United States of America.") with the missing index only in a JSON field."""
     config = write_config(tmp_path, index={"path": str(tmp_path / "missing-index")})
-    generator = ScriptedGenerator(
-        lambda m: json.dumps({"question": "What did I ask?"}) if is_rewrite(m) else "You asked about otters."
-    )
-    conversation = Conversation(Raggity(load_config(config), embedder=index.embedder, generator=generator))
+    generator = ScriptedGenerator(lambda m: "You asked about otters.")
 
-    first = conversation.turn("Tell me about otters.")
-    second = conversation.turn("What did I ask?")
-
-    assert first.retrieval_error is not None
-    assert "no index yet" in first.retrieval_error
-    assert first.answer.text == "You asked about otters."
-    assert first.sources == ()
-    assert second.retrieval_error is not None
-    last = answer_calls(generator)[-1]
-    assert all(SOURCE_BLOCK not in m["content"] for m in last)
-    assert [m["role"] for m in last] == ["system", "user", "assistant", "user"]
-    assert len(conversation.turns) == 2
+    with pytest.raises(IndexStateError, match="no index yet"):
+        Conversation(Raggity(load_config(config), embedder=index.embedder, generator=generator))
+    assert generator.calls == []
+    assert not (tmp_path / "missing-index").exists()
 
 
 def test_an_interrupted_turn_leaves_the_history_as_it_was(index: Index) -> None:

@@ -207,6 +207,17 @@ def test_first_text_is_timed_from_the_question_not_from_generation(corpus: Corpu
     assert generate.detail["first_text_ms"] >= generate.detail["first_token_ms"]  # type: ignore[operator]
 
 
+def test_each_stage_is_announced_as_it_starts_in_the_order_the_trace_records(corpus: Corpus) -> None:
+    """The status line's feed: every stage the trace shows, told before it runs (with its input)."""
+    started: list[tuple[str, int]] = []
+    answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
+        "How much disk space does frobnicator need on Linux?",
+        on_stage=lambda name, n_in: started.append((name, n_in)),
+    )
+
+    assert started == [(t.stage, t.n_in) for t in answer.trace]
+
+
 def test_an_answer_shows_no_closest_passages(corpus: Corpus) -> None:
     answer = corpus.fresh("base", ScriptedGenerator(lambda _: LINUX_SENTENCE)).ask(
         "How much disk space does frobnicator need on Linux?"

@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -144,7 +145,7 @@ def test_a_file_replaced_by_a_link_after_discovery_is_not_followed(tmp_path: Pat
     victim.write_text("# Swapped\n\nA harmless page about gardening.\n", encoding="utf-8")
 
     class SwapOnPlan(SilentProgress):
-        def planned(self, files: int, size: int) -> None:
+        def planned(self, files: int, sizes: Mapping[str, int]) -> None:
             victim.unlink()
             victim.symlink_to(secret)
 
@@ -169,7 +170,7 @@ def test_a_file_replaced_by_a_fifo_after_discovery_is_skipped_not_waited_on(tmp_
     victim.write_text("# Swapped\n\nA harmless page about gardening.\n", encoding="utf-8")
 
     class FifoOnPlan(SilentProgress):
-        def planned(self, files: int, size: int) -> None:
+        def planned(self, files: int, sizes: Mapping[str, int]) -> None:
             victim.unlink()
             os.mkfifo(victim)
 

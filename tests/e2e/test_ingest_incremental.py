@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -303,10 +304,10 @@ class EmbeddedCounts:
     def __init__(self) -> None:
         self.embedded: list[int] = []
 
-    def planned(self, files: int, size: int) -> None:
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         pass
 
-    def read(self, size: int, chunks: int) -> None:
+    def read(self, kind: str, size: int, chunks: int) -> None:
         pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:

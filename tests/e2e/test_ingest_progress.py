@@ -25,8 +25,8 @@ class Bar:
 def test_a_long_ingest_is_announced_once_with_its_estimate() -> None:
     bar = Bar()
     with bar.progress as progress:
-        progress.planned(100, 1_000_000)
-        progress.read(10_000, 50)  # 1% of the bytes gave 50 chunks: about 5,000 in all
+        progress.planned(100, {".html": 1_000_000})
+        progress.read(".html", 10_000, 50)  # 1% of the bytes gave 50 chunks: about 5,000 in all
         bar.now = 10.0
         progress.advanced(0, 50, 12_800)  # 5 chunks/s: about 990 s left
         progress.advanced(0, 50, 12_800)
@@ -39,11 +39,11 @@ def test_the_announcement_waits_for_the_file_its_batch_came_from() -> None:
     # The order of a real ingest: a batch is embedded while its last file is still being read.
     bar = Bar()
     with bar.progress as progress:
-        progress.planned(100, 1_000_000)
+        progress.planned(100, {".html": 1_000_000})
         bar.now = 10.0
         progress.advanced(0, 50, 12_800)
         assert bar.announcements() == 0
-        progress.read(10_000, 50)  # that file gave 50 chunks from 1% of the bytes: about 5,000
+        progress.read(".html", 10_000, 50)  # that file gave 50 chunks from 1% of the bytes: about 5,000
     assert bar.announcements() == 1
     assert "~5,000 chunks" in bar.buffer.getvalue()
 
@@ -53,11 +53,11 @@ def test_no_announcement_from_a_rate_that_misses_the_file_being_embedded() -> No
     # it was read to its end. The small files' rate promised ~8,800 chunks (over five minutes here).
     bar = Bar()
     with bar.progress as progress:
-        progress.planned(100, 4_400_000)
-        progress.read(20_000, 40)
+        progress.planned(100, {".html": 4_400_000})
+        progress.read(".html", 20_000, 40)
         bar.now = 20.0
         progress.advanced(0, 500, 128_000)  # 25 chunks/s
-        progress.read(900_000, 500)  # the big file: ~2,600 chunks in all, under two minutes left
+        progress.read(".html", 900_000, 500)  # the big file: ~2,600 chunks in all, under two minutes left
         progress.advanced(1, 40, 10_240)
     assert bar.announcements() == 0
 
@@ -65,9 +65,9 @@ def test_no_announcement_from_a_rate_that_misses_the_file_being_embedded() -> No
 def test_a_short_ingest_is_not_announced() -> None:
     bar = Bar()
     with bar.progress as progress:
-        progress.planned(2, 2_000)
+        progress.planned(2, {".html": 2_000})
         bar.now = 1.0
-        progress.read(2_000, 4)
+        progress.read(".html", 2_000, 4)
         progress.advanced(2, 4, 1_000)
     assert bar.announcements() == 0
 
@@ -79,8 +79,8 @@ def _final_bar(width: int) -> str:
         Console(file=buffer, width=width, force_terminal=False), clock=lambda: now[0]
     )
     with progress:
-        progress.planned(5_000, 500_000_000)
-        progress.read(356_000_000, 12_276)  # ~17,242 chunks in all
+        progress.planned(5_000, {".html": 500_000_000})
+        progress.read(".html", 356_000_000, 12_276)  # ~17,242 chunks in all
         now[0] = 1_003.0
         progress.advanced(1_200, 12_345, 3_160_320)  # 12.3 chunks/s: ~6:37 left
     return buffer.getvalue()

@@ -86,7 +86,6 @@ def assert_error_lines(stderr: str) -> None:
                     "error: ",
                     "  fix: ",
                     "warning: ",
-                    "the documents could not be searched",
                     "unknown command",
                     "/save",
                 )

@@ -5,7 +5,11 @@ ignored", a traceback, and generation went on)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +22,7 @@ from raggity.config.schema import GenerationConfig
 from raggity.inference.generator import LlamaGenerator
 from raggity.models.registry import resolve_generator
 from tests.isolation import isolated_state
+from tests.support import this_checkout
 
 SCHEMA: dict[str, object] = {
     "type": "object",
@@ -74,3 +79,44 @@ def test_ctrl_c_during_a_constrained_rewrite_stops_it_and_reaches_the_caller(
 def test_ctrl_c_during_a_judgement_stops_it_and_reaches_the_caller(generator: LlamaGenerator) -> None:
     with ctrl_c_in_processor("generator.py", at_call=2), pytest.raises(KeyboardInterrupt):
         generator.continuation_probability(MESSAGES, "The documents do not say how to install it on macOS.")
+
+
+LOADING_CHILD = """
+import sys, threading
+from pathlib import Path
+from raggity.inference import generator
+try:
+    generator.LlamaGenerator(Path(sys.argv[1]), identity="test")
+except KeyboardInterrupt:
+    loader = getattr(generator, "LOADER_THREAD", None)
+    loading = any(t.name == loader and t.is_alive() for t in threading.enumerate())
+    print(f"interrupted while loading: {loading}", file=sys.stderr, flush=True)
+    sys.exit(130)
+print("loaded", flush=True)
+"""
+
+
+def test_ctrl_c_while_the_weights_load_ends_the_wait_at_once_and_its_message_is_seen(
+    _state_dirs: dict[str, Path],  # noqa: PT019 - its value is used: the models folder
+) -> None:
+    """Before: Ctrl-C waited for llama.cpp's loader (one C call, up to 20 s on a busy machine) and
+    was raised only once the model had loaded."""
+    with isolated_state(_state_dirs):
+        gguf = resolve_generator(GenerationConfig(model="qwen2.5-coder-0.5b-instruct"), Path(".")).gguf
+    child = subprocess.Popen(
+        [sys.executable, "-c", LOADING_CHILD, str(gguf)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=this_checkout(dict(os.environ)),
+    )
+    # llama-cpp-python points stderr at /dev/null while llama.cpp loads: the load is under way.
+    stderr_link = Path(f"/proc/{child.pid}/fd/2")
+    while child.poll() is None and os.readlink(stderr_link) != os.devnull:
+        time.sleep(0.001)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=300)
+
+    assert child.returncode == 130, (out, err)
+    # Raised while the weights were still loading, and written where the terminal shows it.
+    assert err.strip() == "interrupted while loading: True"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -98,10 +98,10 @@ class CountingProgress:
         self.read_chunks = 0
         self.embedded_chunks = 0
 
-    def planned(self, files: int, size: int) -> None:
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         pass
 
-    def read(self, size: int, chunks: int) -> None:
+    def read(self, kind: str, size: int, chunks: int) -> None:
         self.read_chunks += chunks
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:

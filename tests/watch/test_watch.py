@@ -8,7 +8,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,10 +203,10 @@ class StopDuringIngest:
         self.stop = stop
         self.plans = 0
 
-    def planned(self, files: int, size: int) -> None:
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         self.plans += 1
 
-    def read(self, size: int, chunks: int) -> None:
+    def read(self, kind: str, size: int, chunks: int) -> None:
         pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
@@ -29,6 +30,7 @@ from raggity.core.faults import checkpoint, fail_point
 from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.pipeline.ingest.pace import kind_of
 from raggity.store.bm25_index import Bm25Writer
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
@@ -73,26 +75,26 @@ class SourceFile:
 
 
 class IngestProgress(Protocol):
-    def planned(self, files: int, size: int) -> None:
-        """`files` to read, `size` bytes in all (unchanged files are not counted)."""
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
+        """`files` to read, and their bytes by kind (see pace.kind_of; unchanged files are not counted)."""
         ...
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
         """`chunks` embedded (with `tokens`), and `files` finished, since the last call."""
         ...
 
-    def read(self, size: int, chunks: int) -> None:
-        """A file of `size` bytes was read; `chunks` of its chunks are new and will be embedded."""
+    def read(self, kind: str, size: int, chunks: int) -> None:
+        """A file of `kind` and `size` bytes was read; `chunks` of its chunks are new and will be embedded."""
         ...
 
     def warn(self, source: str, reason: str) -> None: ...
 
 
 class SilentProgress:
-    def planned(self, files: int, size: int) -> None:
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         pass
 
-    def read(self, size: int, chunks: int) -> None:
+    def read(self, kind: str, size: int, chunks: int) -> None:
         pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
@@ -213,7 +215,10 @@ class IndexSync:
             checkpoint("delete:manifest")
 
         todo, unchanged = self._plan(sources, manifest)
-        self._progress.planned(len(todo), sum(item.size for item in todo))
+        sizes: Counter[str] = Counter()
+        for item in todo:
+            sizes[kind_of(item.source)] += item.size
+        self._progress.planned(len(todo), sizes)
         skipped: list[Skipped] = []
         w.stored = w.table.ids()
         added = changed = 0
@@ -226,7 +231,8 @@ class IndexSync:
                 old = manifest.sources.pop(item.source, None)
                 if old is not None:
                     w.stale.update(old.chunk_ids)
-                self._progress.read(item.size, new_chunks)  # what it sent was embedded all the same
+                # What it sent was embedded all the same.
+                self._progress.read(kind_of(item.source), item.size, new_chunks)
                 self._progress.advanced(1, 0, 0)
                 continue
             old = manifest.sources.get(item.source)
@@ -236,7 +242,7 @@ class IndexSync:
             else:
                 added += 1
             w.batch.finished[item.source] = SourceEntry(digest, item.size, item.mtime_ns, tuple(ids))
-            self._progress.read(item.size, new_chunks)
+            self._progress.read(kind_of(item.source), item.size, new_chunks)
             self._progress.advanced(1, 0, 0)
         self._flush(w)
         w.stale -= manifest.live_ids()
