@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,10 +230,10 @@ class _Recorded:
         self.chunks = 0
         self.warned: list[str] = []
 
-    def planned(self, files: int, size: int) -> None:
-        self.plan = (files, size)
+    def planned(self, files: int, sizes: Mapping[str, int]) -> None:
+        self.plan = (files, sum(sizes.values()))
 
-    def read(self, size: int, chunks: int) -> None:
+    def read(self, kind: str, size: int, chunks: int) -> None:
         pass
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:

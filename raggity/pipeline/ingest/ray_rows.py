@@ -16,6 +16,7 @@ from raggity.core.extras import require
 from raggity.core.protocols import Vector
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
+from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.ray_engine import (
     ChunkerSpec,
     EmbedderSpec,
@@ -169,13 +170,13 @@ class _Shown:
         for result in sources:
             if result.source not in self.sources:
                 self.sources.add(result.source)
-                progress.read(sizes.get(result.source, 0), len(result.chunk_ids))
+                progress.read(kind_of(result.source), sizes.get(result.source, 0), len(result.chunk_ids))
                 progress.advanced(1, 0, 0)
         for source, reason in skipped:
             if source not in self.skipped:
                 self.skipped.add(source)
                 progress.warn(source, reason)
-                progress.read(sizes.get(source, 0), 0)
+                progress.read(kind_of(source), sizes.get(source, 0), 0)
                 progress.advanced(1, 0, 0)
         if chunks > self.chunks:
             progress.advanced(0, chunks - self.chunks, tokens - self.tokens)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,6 +31,7 @@ from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder, Tokenizer, Vector
 from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.ray_engine import chunk_row, chunk_schema
 from raggity.pipeline.ingest.sync import (
     BATCH_CHUNKS,
@@ -215,7 +217,8 @@ class InProcessRows:
                 done.entries[item.source] = SourceEntry(
                     digest, item.size, item.mtime_ns, tuple(c.id for c in chunks)
                 )
-            progress.read(item.size, sum(1 for c in chunks if c.id not in reuse) if digest is not None else 0)
+            new = sum(1 for c in chunks if c.id not in reuse) if digest is not None else 0
+            progress.read(kind_of(item.source), item.size, new)
             progress.advanced(1, 0, 0)
             if len(pending) >= self._batch_chunks:
                 flush()
@@ -329,7 +332,10 @@ class RemoteIndexSync:
                 table.delete(diff.stale)
                 checkpoint("remote:deleted")
             todo = diff.todo
-            self._progress.planned(len(todo), sum(item.size for item in todo))
+            sizes: Counter[str] = Counter()
+            for item in todo:
+                sizes[kind_of(item.source)] += item.size
+            self._progress.planned(len(todo), sizes)
             if previous is not None and table.mode == "append" and not todo and not diff.removed:
                 if manifest.sources != recorded:  # only new stamps of unchanged files: same table
                     manifest.last_ingest = time.time()
