@@ -355,7 +355,9 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         )
     )
     # An index on object storage: its committed Lance version instead of a size on disk.
-    size = f"{st.disk_bytes / 1e6:.1f} MB" if st.disk_bytes >= 0 else f"object storage, version {st.version}"
+    size = f"{st.disk_bytes / 1e6:.1f} MB" if st.disk_bytes >= 0 else "object storage"
+    if st.version is not None:
+        size += f", version {st.version}"
     out.print(f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {size}\nlast ingest: {last}")
     if st.notice:
         out.print(Text.assemble(("note:", "yellow"), plain(f"        {st.notice}")))
