@@ -5,6 +5,7 @@ next ingest converges; an unreachable store or refused credentials are one line 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -21,6 +22,9 @@ from typing import Any
 import lance
 import pytest
 
+from raggity.api.session import Raggity
+from raggity.config.loader import load_config
+from raggity.mcp.server import ReadOnlyTools
 from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import LEASE, current_commit
 from raggity.store.uri import IndexLocation
@@ -329,3 +333,13 @@ def test_a_gs_index_is_one_line_until_its_conditional_writes_exist(
     done = rag("--config", str(config), *command, cwd=tmp_path, env=_env())
     assert done.returncode == 8, done.stderr
     assert "implemented for s3:// only so far" in assert_clean_error(done.stderr)
+
+
+def test_the_mcp_tools_read_the_s3_index(project: Project, s3: S3Server) -> None:
+    config = load_config(project.remote)
+    tools = ReadOnlyTools(Raggity(config), config)
+    found = asyncio.run(tools.search(QUERIES[1], 3))
+    assert found["sources"][0]["source"].endswith("sourdough.txt")
+    status = asyncio.run(tools.status())
+    assert (status["index"], status["exists"]) == (project.location.uri, True)
+    assert status["files"] == _status(project.local, project.root, project.env)["files"]
