@@ -33,6 +33,7 @@ from raggity.pipeline.ingest.ray_engine import (
     tally_report,
     write_chunks,
 )
+from raggity.pipeline.ingest.ray_rows import ray_failure
 from raggity.pipeline.ingest.remote import rebuild_remote
 from raggity.pipeline.ingest.sources import file_source, in_roots
 from raggity.pipeline.ingest.sync import IndexSync
@@ -319,3 +320,21 @@ def test_rag_ingest_engine_ray_on_the_command_line_starts_its_own_ray_quietly(
     assert [line for line in done.stderr.splitlines() if line.strip()] == []  # skipped files: stdout
     session = Raggity(load_config(config))
     assert _committed_ids(session) == {s: e.chunk_ids for s, e in expected.items()}
+
+
+def test_a_failed_ray_ingest_is_one_line_without_the_workers_tracebacks() -> None:
+    location = IndexLocation("s3://bucket/index", {"endpoint": "http://127.0.0.1:9"})
+    worker = RuntimeError(
+        "ray.exceptions.RayTaskError(ValueError): ray::Write() (pid=12, ip=127.0.0.1)\n"
+        '  File "lance/dataset.py", line 3, in write\n'
+        "OSError: Generic S3 error: error sending request for url (http://127.0.0.1:9/bucket/x)"
+    )
+    assert "the object store is unreachable" in str(ray_failure(worker, location))
+    other = RuntimeError(
+        '\nray.exceptions.RayTaskError(KeyError): ray::EmbedChunks() token=abcd1234secret\n  File "x.py"'
+    )
+    message = ray_failure(other, location).message
+    assert (
+        message
+        == "the Ray ingest failed: ray.exceptions.RayTaskError(KeyError): ray::EmbedChunks() token=***"
+    )

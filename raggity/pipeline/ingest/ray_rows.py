@@ -11,7 +11,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from raggity.config.location import IndexLocation
 from raggity.config.schema import Config
+from raggity.core.errors import RaggityError
 from raggity.core.extras import require
 from raggity.core.protocols import Vector
 from raggity.ingest.chunker import ChunkingSettings
@@ -30,6 +32,8 @@ from raggity.pipeline.ingest.remote_sync import RemoteTable, RowsWritten
 from raggity.pipeline.ingest.sync import IngestProgress, Skipped, SourceFile
 from raggity.store.manifest import SourceEntry
 from raggity.store.remote_commit import WriterLease
+from raggity.store.remote_errors import lance_store_error
+from raggity.store.uri import redact
 
 # How often the driver reads the Tally for the progress bar, and renews the lease (well inside it).
 POLL_SECONDS = 0.5
@@ -137,7 +141,9 @@ class RayRows:
                 lease.renew()
                 renewed = time.monotonic()
         if failure:
-            raise failure[0]
+            if isinstance(failure[0], KeyboardInterrupt | RaggityError):
+                raise failure[0]
+            raise ray_failure(failure[0], table.location) from failure[0]
         table.mode = "append"
         sources, skipped, chunks, tokens = shown.update(tally, todo, progress)
         stamps = {item.source: item for item in todo}
@@ -151,6 +157,20 @@ class RayRows:
             tokens=tokens,
             embed_seconds=time.perf_counter() - started,
         )
+
+
+def ray_failure(exc: BaseException, location: IndexLocation) -> RaggityError:
+    """One line for a failed Ray ingest: an object-store failure as the in-process engine reports it,
+    anything else by its first line (Ray's errors carry the workers' tracebacks; --debug shows them)."""
+    text = str(exc)
+    mapped = lance_store_error(RuntimeError(text), location)
+    if mapped is not None:
+        return mapped
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return RaggityError(
+        f"the Ray ingest failed: {redact(first)[:200]}",
+        "nothing was published; rerun with --debug for the workers' tracebacks",
+    )
 
 
 class _Shown:

@@ -68,6 +68,7 @@ class RemoteTable:
     """The chunk table of one remote index while a writer holds its lease: appends, deletes, index."""
 
     def __init__(self, location: IndexLocation, dim: int) -> None:
+        self.location = location
         self.uri = location.child(*TABLE_PATH)
         self.options = dict(location.storage_options)
         self.schema = chunk_schema(dim)
