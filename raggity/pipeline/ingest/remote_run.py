@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 
 from raggity.config.location import IndexLocation
 from raggity.config.schema import Config
-from raggity.core.errors import IngestIncompleteError, RaggityError, os_reason
+from raggity.core.errors import RaggityError, os_reason
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover
 from raggity.pipeline.ingest.remote_sync import InProcessRows, RemoteIndexSync, RowWriter
-from raggity.pipeline.ingest.run import IngestRequest
+from raggity.pipeline.ingest.run import IngestRequest, finished
 from raggity.pipeline.ingest.sources import file_source, in_roots
 from raggity.pipeline.ingest.sync import BATCH_CHUNKS, IngestProgress, IngestReport, Skipped, SourceFile
 from raggity.pipeline.models import Models
@@ -63,17 +62,7 @@ def remote_ingest(
         warn("a rebuild of an index on object storage holds only the folders given to this ingest")
     if config.retrieval.graph:
         warn("the entity graph is not built for an index on object storage yet")
-    report = replace(
-        report,
-        skipped=tuple(early) + report.skipped,
-        excluded=tuple(Skipped(s.path, s.reason) for s in found.excluded),
-    )
-    if request.strict and report.skipped:
-        raise IngestIncompleteError(
-            f"{len(report.skipped)} file(s) skipped; index updated with everything else",
-            "fix or exclude them, or run without --strict",
-        )
-    return report
+    return finished(report, early, found.excluded, strict=request.strict)
 
 
 def _rows(

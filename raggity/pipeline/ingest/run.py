@@ -11,7 +11,7 @@ from raggity.config.schema import IngestConfig
 from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError, os_reason
 from raggity.core.protocols import Embedder, Generator, Tokenizer
 from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.discover import discover, recheck
+from raggity.ingest.discover import SkippedFile, discover, recheck
 from raggity.pipeline.ingest.graph_build import (
     GraphBuildReport,
     GraphBuildSettings,
@@ -111,17 +111,7 @@ class IngestRun:
             report = self.index_sources(sources, in_scope, rebuild=request.rebuild, progress=progress)
             if self._graph is not None:
                 self._update_graph(self._graph, graph_progress)
-        report = replace(
-            report,
-            skipped=tuple(early) + report.skipped,
-            excluded=tuple(Skipped(s.path, s.reason) for s in found.excluded),
-        )
-        if request.strict and report.skipped:
-            raise IngestIncompleteError(
-                f"{len(report.skipped)} file(s) skipped; index updated with everything else",
-                "fix or exclude them, or run without --strict",
-            )
-        return report
+        return finished(report, early, found.excluded, strict=request.strict)
 
     def index_sources(
         self,
@@ -198,6 +188,24 @@ class IngestRun:
 # when its folder is ingested again.
 CHANGED_SINCE_INDEXED = "not carried over the rebuild: changed since it was indexed (ingest its folder again)"
 NOT_TAKEN = "not carried over the rebuild: not a file `rag ingest` reads there"
+
+
+def finished(
+    report: IngestReport, early: Sequence[Skipped], excluded: Sequence[SkippedFile], *, strict: bool
+) -> IngestReport:
+    """The report with the files skipped before indexing and those discovery excluded; under
+    `strict`, any skipped file fails the ingest (after everything else was committed)."""
+    report = replace(
+        report,
+        skipped=tuple(early) + report.skipped,
+        excluded=tuple(Skipped(s.path, s.reason) for s in excluded),
+    )
+    if strict and report.skipped:
+        raise IngestIncompleteError(
+            f"{len(report.skipped)} file(s) skipped; index updated with everything else",
+            "fix or exclude them, or run without --strict",
+        )
+    return report
 
 
 @dataclass(frozen=True)
