@@ -9,7 +9,6 @@ each built from (config, models): `Indexer` (pipeline/ingest/), `Searcher` (pipe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,12 +17,11 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
-from raggity.models.registry import check_generator_name
 from raggity.pipeline.answer.answerer import Answerer
 from raggity.pipeline.answer.stages import AskSettings
 from raggity.pipeline.ingest.graph_build import GraphProgress
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
-from raggity.pipeline.models import Models
+from raggity.pipeline.models import Models, with_generation_model
 from raggity.pipeline.search.hybrid import Mode
 from raggity.pipeline.search.query_plan import TransformOptions
 from raggity.pipeline.search.searcher import Searcher, SearchResult
@@ -35,14 +33,6 @@ if TYPE_CHECKING:
 Warn = Callable[[str], None]
 
 __all__ = ["AskSettings", "Models", "Raggity", "SearchResult", "with_generation_model"]
-
-
-def with_generation_model(config: Config, model: str) -> Config:
-    """The config with another generation model by name (`rag ask --model`, `rag eval --model`); a
-    configured model_path would override the name, so it is cleared. An unknown name is an error here,
-    before any retrieval: a question that abstains never loads the model, and exited 0 with a typo."""
-    check_generator_name(model)
-    return replace(config, generation=replace(config.generation, model=model, model_path=""))
 
 
 def _ignore(_: str) -> None:
@@ -123,9 +113,10 @@ class Raggity:
         `engine` ("local", "ray") and `ray_address` override [ingest] engine and ray_address."""
         from raggity.pipeline.ingest.run import IngestRequest  # noqa: PLC0415 - search must not pay for ingest's imports
 
-        request = IngestRequest(self.ingest_roots(paths), rebuild, strict, wait_seconds, engine, ray_address)
+        indexer = self.indexer
+        request = IngestRequest(indexer.roots(paths), rebuild, strict, wait_seconds, engine, ray_address)
         try:
-            return self.indexer.ingest(request, progress=progress, graph_progress=graph_progress)
+            return indexer.ingest(request, progress=progress, graph_progress=graph_progress)
         finally:
             self.searcher.forget()
 
@@ -145,17 +136,6 @@ class Raggity:
             )
         finally:
             self.searcher.forget()
-
-    def ingest_roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
-        """`paths` made absolute, or the config's [ingest] paths when none are given."""
-        roots = [Path(p).expanduser().resolve() for p in paths] or [
-            self.config.resolve(p) for p in self.config.ingest.paths
-        ]
-        if not roots:
-            raise RaggityError(
-                "nothing to ingest: no PATH given", "pass a folder, or set [ingest] paths in raggity.toml"
-            )
-        return tuple(roots)
 
     # -- query ---------------------------------------------------------------------------------
     def retrieve(

@@ -91,7 +91,7 @@ def watch_index(
     nothing (reported with `changed_anything` False). A file that vanishes mid-ingest is reported in
     the ingest's `skipped`.
     """
-    roots = session.ingest_roots(paths)
+    roots = session.indexer.roots(paths)
     missing = [r for r in roots if not r.exists()]
     if missing:
         raise RaggityError(f"{missing[0]}: no such file or folder to watch", "pass an existing folder")

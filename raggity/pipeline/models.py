@@ -5,10 +5,12 @@ llama.cpp, and `rag --help` must not import onnxruntime."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from raggity.config.schema import Config, RetrievalConfig
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer, Vectors
 from raggity.models.registry import (
+    check_generator_name,
     describe_reranker_fix,
     resolve_embedder,
     resolve_generator,
@@ -81,6 +83,14 @@ def load_generator(config: Config) -> Generator:
         seed=cfg.seed,
         gpu_layers=cfg.gpu_layers,
     )
+
+
+def with_generation_model(config: Config, model: str) -> Config:
+    """The config with another generation model by name (`rag ask --model`, `rag eval --model`); a
+    configured model_path would override the name, so it is cleared. An unknown name is an error here,
+    before any retrieval: a question that abstains never loads the model, and exited 0 with a typo."""
+    check_generator_name(model)
+    return replace(config, generation=replace(config.generation, model=model, model_path=""))
 
 
 def generator_identity(config: Config) -> str:

@@ -10,9 +10,10 @@ import-linter contract says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from raggity.config.schema import Config
-from raggity.core.errors import ConfigError
+from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.types import TextDocument
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphProgress
@@ -41,6 +42,17 @@ class Indexer:
         self._models = models
         self._warn = warn
         self._layout = IndexLayout(config.index_dir)
+
+    def roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
+        """`paths` made absolute, or the config's [ingest] paths when none are given."""
+        roots = [Path(p).expanduser().resolve() for p in paths] or [
+            self._config.resolve(p) for p in self._config.ingest.paths
+        ]
+        if not roots:
+            raise RaggityError(
+                "nothing to ingest: no PATH given", "pass a folder, or set [ingest] paths in raggity.toml"
+            )
+        return tuple(roots)
 
     def graph_update(self) -> GraphUpdate:
         """The entity-graph update; its generator is loaded only if some chunk needs extracting."""
