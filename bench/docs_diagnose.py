@@ -17,7 +17,7 @@ and from that a cause for every question that was not answered right:
 - `judgement`: the model's judgement declined although the focused text held the key facts;
 - `generation`: the model answered (or produced nothing usable) without the key facts it was shown.
 
-It runs the pipeline's own stages (raggity.pipeline.ask) one by one, so it follows them when they change.
+It runs the pipeline's own stages (raggity.pipeline.answer.stages) one by one, so it follows them when they change.
 """
 
 from __future__ import annotations
@@ -28,17 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from raggity.pipeline.ask import (
-    build_prompt,
-    coverage_stage,
-    expand_to_parents,
-    fit_to_budget,
-    judge_stage,
-    room_for_sources,
-    select_candidates,
-)
-from raggity.pipeline.focus import focus_sources
-
 from bench.docs_questions import fact_present, judge
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
@@ -47,7 +36,17 @@ from raggity.core.trace import TraceRecorder
 from raggity.core.types import StageTrace
 from raggity.evaluation.answer_run import AnswerCase, sample_cases
 from raggity.evaluation.dataset import load_beir
+from raggity.pipeline.answer.focus import focus_sources
+from raggity.pipeline.answer.stages import (
+    build_prompt,
+    coverage_stage,
+    expand_to_parents,
+    fit_to_budget,
+    judge_stage,
+    room_for_sources,
+)
 from raggity.retrieval.abstain import should_abstain
+from raggity.retrieval.selection import select_candidates
 
 
 def _held(facts: list[str], text: str) -> int:
@@ -84,7 +83,7 @@ def _replayed(
 ) -> dict[str, Any]:
     """The answer of a `rag eval --details` line, with the coverage and judgement values recomputed on
     the same sources (the judgement scores the prompt; nothing is generated)."""
-    settings = session._ask_settings()
+    settings = session.settings()
     stages: list[str] = []
     coverage: dict[str, Any] = {}
     judgement: dict[str, Any] = {}
@@ -119,10 +118,10 @@ def diagnose(
     trace = TraceRecorder()
     candidates = session.retrieve(case.question, trace)
     ranked = list(dict.fromkeys(c.chunk.source for c in candidates))
-    settings = session._ask_settings()  # the settings ask uses, to replay its stages
+    settings = session.settings()  # the settings ask uses, to replay its stages
     abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
-    selected = select_candidates(candidates, settings) if not abstain else []
-    table = session._open_snapshot().table
+    selected = [] if abstain else select_candidates(candidates, settings.top_k, settings.relevance_floor)
+    table = session.searcher.snapshot.table
     parents = bool(selected) and settings.parent_document
     chunks = expand_to_parents(selected, table) if parents else [c.chunk for c in selected]
     focused = focus_sources(case.question, chunks) if chunks else []
