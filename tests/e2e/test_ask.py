@@ -377,6 +377,31 @@ def test_a_marker_only_reply_is_replaced_by_the_strict_retry(corpus: Corpus) -> 
     assert answer.text.startswith("On Linux, frobnicator needs 2 GB of free disk space [")
 
 
+def test_a_reply_that_says_the_question_back_is_retried_with_the_strict_instruction(corpus: Corpus) -> None:
+    replies = iter(["Yes, frobnicator needs disk space on Linux [1].", LINUX_SENTENCE])
+    generator = scripted(lambda blocks: next(replies))
+    session = corpus.fresh("base", generator)
+    streamed: list[str] = []
+
+    answer = session.ask("How much disk space does frobnicator need on Linux?", on_token=streamed.append)
+
+    assert not answer.refused
+    assert answer.text.startswith("On Linux, frobnicator needs 2 GB of free disk space [")
+    assert "".join(streamed) == answer.text  # the restatement never reached the user
+    assert generator.calls[1][-1]["content"].endswith(STRICT_INSTRUCTION)
+    assert {t.stage: t for t in answer.trace}["generate-strict"].detail["first_shape"] == "restated"
+
+
+def test_a_reply_that_says_the_question_back_twice_is_no_answer(corpus: Corpus) -> None:
+    session = corpus.fresh("base", scripted(lambda blocks: "Frobnicator does need disk space on Linux [1]."))
+
+    answer = session.ask("How much disk space does frobnicator need on Linux?")
+
+    assert answer.refused
+    assert answer.text == NO_ANSWER_MESSAGE
+    assert answer.citations == ()
+
+
 def test_the_models_refusal_is_shown_as_a_refusal(corpus: Corpus) -> None:
     generator = scripted(lambda blocks: f"{REFUSAL_REPLY}")
     session = corpus.fresh("base", generator)

@@ -10,6 +10,7 @@ import pytest
 
 from raggity.core.types import Chunk, Location
 from raggity.pipeline.answer.attribution import REMOVED_VALUE
+from raggity.pipeline.answer.citations import claim_words
 from raggity.pipeline.answer.prompt import REFUSAL_REPLY, PromptSource
 from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 
@@ -19,12 +20,16 @@ SOURCES = [
 ]
 
 
-def run(reply: str, headings: tuple[str, ...] = ()) -> tuple[list[str], StreamResult]:
-    shown, result, _ = run_tracking(reply, headings)
+def run(
+    reply: str, headings: tuple[str, ...] = (), asked: frozenset[str] = frozenset()
+) -> tuple[list[str], StreamResult]:
+    shown, result, _ = run_tracking(reply, headings, asked)
     return shown, result
 
 
-def run_tracking(reply: str, headings: tuple[str, ...] = ()) -> tuple[list[str], StreamResult, list[str]]:
+def run_tracking(
+    reply: str, headings: tuple[str, ...] = (), asked: frozenset[str] = frozenset()
+) -> tuple[list[str], StreamResult, list[str]]:
     """Also returns what the model had written when each piece was shown."""
     shown: list[str] = []
     written: list[str] = []
@@ -34,7 +39,7 @@ def run_tracking(reply: str, headings: tuple[str, ...] = ()) -> tuple[list[str],
         shown.append(text)
         written.append(raw)
 
-    stream = AttributedStream(SOURCES, emit=emit, headings=headings)
+    stream = AttributedStream(SOURCES, emit=emit, headings=headings, asked=asked)
     for piece in re.findall(r"\S+\s*", reply):  # word by word, as a model streams
         raw += piece
         stream.feed(piece)
@@ -177,6 +182,28 @@ def test_a_list_of_names_is_never_shown() -> None:
     shown, result = run("[1] Edward Said [2] Ronald Robinson")
 
     assert (shown, result.shape, result.shown) == ([], "name_list", False)
+
+
+CAPITAL_QUESTION = frozenset(claim_words("Is Paris the capital of France?"))
+
+
+def test_the_question_said_back_is_never_shown() -> None:
+    shown, result = run("Yes, Paris is the capital of France [1].", asked=CAPITAL_QUESTION)
+
+    assert (shown, result.shape, result.shown) == ([], "restated", False)
+
+
+def test_an_answer_is_held_only_until_it_adds_a_word_to_the_question() -> None:
+    shown, result, written = run_tracking(
+        "Yes, Paris is the capital of France, and the Eiffel Tower is 330 metres tall.",
+        asked=CAPITAL_QUESTION,
+    )
+
+    assert result.shape == "prose"
+    assert "".join(shown) == result.attribution.text
+    # Shown from the first settled word the question did not hold, before the sentence ended.
+    assert shown[0].startswith("Yes, Paris is the capital of France, and the Eiffel")
+    assert "." not in written[0]
 
 
 @pytest.mark.parametrize(

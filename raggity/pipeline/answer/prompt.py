@@ -10,7 +10,7 @@ from raggity.core.types import Chunk
 
 # Changes whenever what the model reads changes (instructions, source format, focusing): cached answers
 # and calibration logs of another version are not reused.
-PROMPT_VERSION = "10"
+PROMPT_VERSION = "11"
 
 # The reply the model is offered when the sources do not answer. The pipeline reads the probability
 # of its opening words (see answerability.py), so it must be one fixed sentence whose opening is
@@ -43,6 +43,7 @@ YES_NO_INSTRUCTION = "Do the sources contain the answer to the question? Reply y
 # Used once when the first reply was only markers, headings or a list of names.
 STRICT_INSTRUCTION = (
     "Answer the question in one complete sentence with a verb, using the facts in the sources. "
+    "Give the fact itself (the name, number, command or reason), not only yes or no. "
     "Do not write source numbers, headings, titles or lists."
 )
 

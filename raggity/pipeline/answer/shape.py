@@ -1,5 +1,6 @@
 """Tells a written answer from replies that only look like one: bare citation markers, headings or
-titles, or a list of names, which small models produce instead of answering."""
+titles, a list of names, which small models produce instead of answering, or the question said back
+("Yes, there are known size limits to SQLite databases [1].", asked whether there are any)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from raggity.core.stopwords import ENGLISH_STOPWORDS
+from raggity.pipeline.answer.citations import claim_words
 
-AnswerShape = Literal["prose", "empty", "markers_only", "headings", "name_list"]
+AnswerShape = Literal["prose", "empty", "markers_only", "headings", "name_list", "restated"]
 
 _MARKER = re.compile(r"\[\s*\d+\s*\]")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -39,9 +41,23 @@ def _items(text: str) -> list[str]:
     return [p for p in cleaned if p]
 
 
-def answer_shape(text: str, headings: Sequence[str] = ()) -> AnswerShape:
+def adds_to(text: str, given: frozenset[str]) -> bool:
+    """Whether `text` holds a claim word (citations.claim_words) that `given`, the question's claim
+    words, lacks: a reply without one said the question back, with at most a yes or a no (stopwords)
+    in front. No `given` (no question) finds nothing restated."""
+    return not given or bool(claim_words(_MARKER.sub(" ", text)) - given)
+
+
+def offers_alternatives(question: str) -> bool:
+    """ "Which is older, the Louvre or the Prado?": naming one of the question's own alternatives
+    answers it, so such a question is never said back."""
+    return re.search(r"\bor\b", question, re.IGNORECASE) is not None
+
+
+def answer_shape(text: str, headings: Sequence[str] = (), given: frozenset[str] = frozenset()) -> AnswerShape:
     """What kind of reply `text` is. `headings` are the sources' headings and titles: a reply made
-    only of them repeats the sources' structure instead of answering."""
+    only of them repeats the sources' structure instead of answering. `given` are the question's
+    claim words (empty for a question that offers alternatives): prose that adds none restates it."""
     if not text.strip():
         return "empty"
     bare = _MARKER.sub(" ", text)
@@ -56,7 +72,7 @@ def answer_shape(text: str, headings: Sequence[str] = ()) -> AnswerShape:
     items = _items(text)
     if len(items) > 1 and all(_is_name(item) for item in items):
         return "name_list"
-    return "prose"
+    return "prose" if adds_to(text, given) else "restated"
 
 
 def is_answer(shape: AnswerShape) -> bool:

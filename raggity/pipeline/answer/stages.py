@@ -38,6 +38,7 @@ from raggity.pipeline.answer.prompt import (
     PromptSource,
     build_messages,
 )
+from raggity.pipeline.answer.shape import offers_alternatives
 from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import select_candidates
@@ -262,6 +263,7 @@ def generate_stage(
     evidence. `first_text_ms` is the wait a person sees: from `asked_at` (the question's Enter) to
     the first answer text shown, every stage before included."""
     given = frozenset(claim_words(question))
+    asked = frozenset() if offers_alternatives(question) else given
     headings = [s.chunk.heading for s in sources]
     shown: list[float] = []
 
@@ -271,7 +273,7 @@ def generate_stage(
         if on_token is not None:
             on_token(piece)
 
-    stream = AttributedStream(sources, given=given, headings=headings, emit=emit)
+    stream = AttributedStream(sources, given=given, asked=asked, headings=headings, emit=emit)
     detail: dict[str, object] = {} if first_shape is None else {"first_shape": first_shape}
     began = time.perf_counter()
     for piece in model.stream(messages, max_tokens=settings.max_tokens, temperature=settings.temperature):
@@ -387,7 +389,8 @@ def _answer_with_model(
     on_token: Callable[[str], None] | None,
 ) -> Answer:
     """The model's judgement of the prompt, then the answer with sources attached to its sentences
-    (one stricter retry when the reply was only markers, headings or names)."""
+    (one stricter retry when the reply was only markers, headings or names, or said the question
+    back)."""
     n = len(prompt.sources)
     if not trace.run("model-judgement", n, partial(judge_stage, model, prompt, settings)):
         return _refusal(question, REFUSAL_MESSAGE, prompt, trace)

@@ -1,6 +1,6 @@
 """Streams an answer word by word, each sentence closed by its verified source, once the reply is
-known to be an answer: a reply that is only markers, headings or names, or the refusal sentence, is
-never shown as one.
+known to be an answer: a reply that is only markers, headings or names, the question said back, or
+the refusal sentence, is never shown as one.
 
 Waiting for the first full sentence cost about half a second of the first text (a sentence is some
 20 tokens, at 36 tokens/s for the 1.5B model on 2 cores). A sentence's words are shown as they come
@@ -27,7 +27,7 @@ from raggity.pipeline.answer.attribution import (
 from raggity.pipeline.answer.citations import content_words, without_markers
 from raggity.pipeline.answer.injection import sensitive_spans
 from raggity.pipeline.answer.prompt import REFUSAL_OPENING, PromptSource
-from raggity.pipeline.answer.shape import AnswerShape, answer_shape
+from raggity.pipeline.answer.shape import AnswerShape, adds_to, answer_shape
 
 _SENTENCE_END = (".", "!", "?")
 # A word followed by the space after it: only such words are complete.
@@ -112,11 +112,15 @@ class AttributedStream:
         sources: Sequence[PromptSource],
         *,
         given: frozenset[str] = frozenset(),
+        asked: frozenset[str] = frozenset(),
         headings: Sequence[str] = (),
         emit: Callable[[str], None] | None = None,
     ) -> None:
+        """`given`: words that count as no evidence (attribution.attribute); `asked`: the question's
+        words a reply must add to (shape.answer_shape: "restated")."""
         self._sources = list(sources)
         self._given = given
+        self._asked = asked
         self._headings = tuple(headings)
         self._emit = emit
         self._raw = ""
@@ -132,11 +136,14 @@ class AttributedStream:
                 return
             if complete and (
                 not any(s.endswith(_SENTENCE_END) for s, _ in complete)
-                or answer_shape("".join(s + sep for s, sep in complete), self._headings) != "prose"
+                or answer_shape("".join(s + sep for s, sep in complete), self._headings, self._asked)
+                != "prose"
             ):
                 return
             start = "".join(without_markers(s) + sep for s, sep in complete) + settled_prefix(growing)
-            if not _reads_as_prose(self._raw, start.strip(), self._headings):
+            if not _reads_as_prose(self._raw, start.strip(), self._headings) or not adds_to(
+                start, self._asked
+            ):
                 return
             self._released = True
         attributed = (self._sentence(s).text + sep for s, sep in complete)
@@ -160,7 +167,7 @@ class AttributedStream:
 
     def finish(self) -> StreamResult:
         raw = self._raw.strip()
-        shape = answer_shape(raw, self._headings)
+        shape = answer_shape(raw, self._headings, self._asked)
         refused = _is_refusal(raw)
         if not self._released and shape == "prose" and not refused:
             self._released = True
