@@ -79,9 +79,10 @@ def warn(message: str) -> None:
     err.print(Text.assemble(("warning:", "yellow"), " ", visible(message)))
 
 
-def session(config: Path | None, *, model: str | None = None) -> Raggity:
-    """The session for a command; `model` names a generation model to use instead of the config's."""
-    from raggity.api.session import Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+def session(config: Path | None, *, model: str | None = None, one_question: bool = False) -> Raggity:
+    """The session for a command; `model` names a generation model to use instead of the config's;
+    `one_question` lets the search models go once the generator loads (see Models)."""
+    from raggity.api.session import Models, Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    cfg = load(config)
-    return Raggity(with_generation_model(cfg, model) if model else cfg, warn=warn)
+    cfg = with_generation_model(load(config), model) if model else load(config)
+    return Raggity(cfg, models=Models(cfg, warn=warn, one_question=one_question), warn=warn)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from raggity.config.schema import Config, RetrievalConfig
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer, Vectors
+from raggity.inference.heap import release_freed_memory
 from raggity.models.registry import (
     check_generator_name,
     describe_reranker_fix,
@@ -106,7 +107,13 @@ class Models:
     """The models one knowledge base uses, handed to the pipeline the way httpx clients take
     `transport=`: each one given is used as it is; each one not given is the real model the config
     names, loaded on first use (so `rag search` never loads the generator, and `rag --help` loads
-    nothing). `warn` receives one-line warnings (a reranker the user named that cannot be found)."""
+    nothing). `warn` receives one-line warnings (a reranker the user named that cannot be found).
+
+    `one_question` (`rag ask`): the embedder and the cross-encoder this object loaded itself are let
+    go when the generator loads, and their memory returned, since by then the question has been
+    embedded and its candidates reranked; they are not held beside the generator's weights at the
+    process's peak (about 190 MB less). Should a later step embed again (a query transform that
+    writes with the generator first), they load again. Models handed in are never let go."""
 
     def __init__(
         self,
@@ -117,8 +124,13 @@ class Models:
         scorer: Scorer | None = None,
         generator: Generator | None = None,
         warn: Callable[[str], None] = _ignore,
+        one_question: bool = False,
     ) -> None:
         self._config = config
+        self._one_question = one_question
+        self._given = frozenset(
+            role for role, model in (("embedder", embedder), ("scorer", scorer)) if model is not None
+        )
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._scorer = scorer
@@ -135,6 +147,7 @@ class Models:
             scorer=self._scorer if self._scorer_resolved else None,
             generator=generator,
             warn=self._warn,
+            one_question=self._one_question,
         )
 
     @property
@@ -171,8 +184,19 @@ class Models:
     @property
     def generator(self) -> Generator:
         if self._generator is None:
+            if self._one_question:
+                self._let_go_of_search_models()
             self._generator = load_generator(self._config)
         return self._generator
+
+    def _let_go_of_search_models(self) -> None:
+        loaded = False
+        if "embedder" not in self._given and self._embedder is not None:
+            self._embedder, loaded = None, True
+        if "scorer" not in self._given and self._scorer is not None:
+            self._scorer, self._scorer_resolved, loaded = None, False, True
+        if loaded:
+            release_freed_memory()
 
     @property
     def generator_identity(self) -> str:
