@@ -314,3 +314,30 @@ def test_a_matching_header_or_the_sentence_before_a_table_brings_its_first_rows(
     assert len(rows) == 1 + HEADER_ROWS
     introduced = focus(OPERATIONS, idf_weights("Which priority?", [OPERATIONS]), best=1)
     assert introduced.text.splitlines() == ["The operations sorted by priority:", *rows]
+
+
+SCOPE = (
+    "See the FAQ entry on UnboundLocalError for why a local variable raises it when it has a value. "
+    "Python has names, not variables. "
+    "If a name is bound anywhere within a code block, every use of the name in the block is local. "
+    "A local name used before it is bound raises an error at run time. "
+    "Blocks are executed in an execution frame."
+)
+
+
+def test_a_sentence_that_points_elsewhere_comes_after_those_that_hold_text() -> None:
+    question = "Why does a local variable raise UnboundLocalError when it has a value?"
+    weights = idf_weights(question, [SCOPE])
+
+    text = focus(SCOPE, weights, best=2).text
+
+    # The pointer shares most of the question's words; the two sentences that explain share some.
+    assert not text.startswith("See the FAQ")
+    assert "If a name is bound anywhere within a code block" in text
+    assert "A local name used before it is bound raises an error at run time." in text
+
+
+def test_a_pointer_is_still_kept_when_nothing_else_matches() -> None:
+    weights = idf_weights("Where is the FAQ entry on UnboundLocalError?", [SCOPE])
+
+    assert focus(SCOPE, weights, best=1).text.startswith("See the FAQ entry on UnboundLocalError")

@@ -6,6 +6,10 @@ often continues, and the label above each, which says what it is about, so its w
 sentence too), it answers more often and reads a shorter prompt, so the first token comes sooner.
 Lines that are navigation, markup or minified code are dropped first: they carry no answer.
 
+A sentence that only sends the reader elsewhere ("See the FAQ entry on UnboundLocalError.") shares
+the question's words but holds no answer: it comes after every sentence that matches and does not.
+Handed to the model alone, it was all the model read of the page that explained the error.
+
 A table row is a record of its own, not a sentence: a kept row comes with its table's header, which
 says what each cell is, and never with the next row; a header that matches (the question names a
 column) comes with the first rows under it.
@@ -42,6 +46,13 @@ HEADER_ROWS = 2 * BEST_SENTENCES - 1
 # errors." (half of it is a dash), "C++", "x86-64". Dropped, it left the model the description
 # without the option it describes.
 _SHORT_NAME = re.compile(r"(?=.*[A-Za-z]).{1,8}")
+# A sentence that opens by sending the reader elsewhere: "See ...", "Refer to ...", "For more
+# details, see ...", "... is described in ...".
+_POINTER = re.compile(
+    r"^\W*(?:see\b|refer to\b|for (?:more|further|full|details|information)\b[^.!?]*?\bsee\b)"
+    r"|\b(?:is|are) (?:described|explained|documented|covered) (?:in|under)\b",
+    re.IGNORECASE,
+)
 _NAVIGATION = re.compile(
     r"^(?:skip to (?:main )?content|table of contents|contents|previous(?: topic| page)?|next(?: topic| page)?|"
     r"navigation|index|modules|search|menu|home|back to top|edit (?:on github|this page)|show source|"
@@ -165,7 +176,10 @@ def focus(
     # Whether a sentence matches at all (scores > 0) is still decided by its own and its label's.
     page = claim_words(heading)
     ranks = [math.fsum(weights.get(w, 0.0) for w in words | page) for words in subjects]
-    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-ranks[i], i))[:best]
+    pointers = {i for i, unit in enumerate(units) if not unit.label and _POINTER.search(unit.text)}
+    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (i in pointers, -ranks[i], i))[
+        :best
+    ]
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
     keep = {j for i in ranked for j in _with_context(units, i)}
