@@ -203,6 +203,7 @@ class Raggity:
         candidates = self.retrieve(
             question, trace, transforms=options, use_cache=use_cache, path_glob=path_glob
         )
+        self.models.done_searching()
         return self.answer(
             question, candidates, trace, on_token=on_token, use_cache=use_cache, settings=self.settings(top_k)
         )

@@ -109,11 +109,10 @@ class Models:
     names, loaded on first use (so `rag search` never loads the generator, and `rag --help` loads
     nothing). `warn` receives one-line warnings (a reranker the user named that cannot be found).
 
-    `one_question` (`rag ask`): the embedder and the cross-encoder this object loaded itself are let
-    go when the generator loads, and their memory returned, since by then the question has been
-    embedded and its candidates reranked; they are not held beside the generator's weights at the
-    process's peak (about 190 MB less). Should a later step embed again (a query transform that
-    writes with the generator first), they load again. Models handed in are never let go."""
+    `one_question` (`rag ask`): once the question's search is done (`done_searching`), the embedder
+    and the cross-encoder this object loaded itself are let go and their memory returned, so they
+    are not held beside the generator's weights at the process's peak (about 190 MB less). Should a
+    later step embed again, they load again. Models handed in are never let go."""
 
     def __init__(
         self,
@@ -184,12 +183,14 @@ class Models:
     @property
     def generator(self) -> Generator:
         if self._generator is None:
-            if self._one_question:
-                self._let_go_of_search_models()
             self._generator = load_generator(self._config)
         return self._generator
 
-    def _let_go_of_search_models(self) -> None:
+    def done_searching(self) -> None:
+        """The question's search is over: for `one_question`, the search models are let go. Not at
+        the generator's load: a query transform loads it in the middle of the search."""
+        if not self._one_question:
+            return
         loaded = False
         if "embedder" not in self._given and self._embedder is not None:
             self._embedder, loaded = None, True

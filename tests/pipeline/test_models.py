@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from raggity.config.schema import Config, GenerationConfig, RetrievalConfig
+from raggity.config.schema import Config, RetrievalConfig
 from raggity.pipeline.models import Models, load_scorer
 from raggity.testing import HashEmbedder
 
@@ -23,28 +23,24 @@ def test_the_default_reranker_missing_is_quiet_a_named_one_is_not() -> None:
     assert "not installed" in warnings[0]
 
 
-def _small_generator_config() -> Config:
-    return Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct", threads=1))
-
-
-def test_for_one_question_the_search_models_are_let_go_when_the_generator_loads() -> None:
-    models = Models(_small_generator_config(), one_question=True)
+def test_for_one_question_the_search_models_are_let_go_once_the_search_is_done() -> None:
+    models = Models(Config(), one_question=True)
     embedder = models.embedder
     before = models.embed(["the capital of France"])
 
-    assert models.generator.identity.startswith("smollm2-135m-instruct")
+    models.done_searching()
 
     assert models.embedder is not embedder  # released, loaded again when asked for
     assert np.array_equal(models.embed(["the capital of France"]), before)
 
 
 def test_otherwise_and_for_models_handed_in_the_embedder_stays() -> None:
-    kept = Models(_small_generator_config())
+    kept = Models(Config())
     embedder = kept.embedder
-    assert kept.generator is not None
+    kept.done_searching()
     assert kept.embedder is embedder
 
     given = HashEmbedder()
-    handed_in = Models(_small_generator_config(), embedder=given, one_question=True)
-    assert handed_in.generator is not None
+    handed_in = Models(Config(), embedder=given, one_question=True)
+    handed_in.done_searching()
     assert handed_in.embedder is given
