@@ -378,7 +378,7 @@ def test_a_marker_only_reply_is_replaced_by_the_strict_retry(corpus: Corpus) -> 
 
 
 def test_a_reply_that_says_the_question_back_is_retried_with_the_strict_instruction(corpus: Corpus) -> None:
-    replies = iter(["Yes, frobnicator needs disk space on Linux [1].", LINUX_SENTENCE])
+    replies = iter(["Yes, frobnicator does need disk space on Linux [1].", LINUX_SENTENCE])
     generator = scripted(lambda blocks: next(replies))
     session = corpus.fresh("base", generator)
     streamed: list[str] = []

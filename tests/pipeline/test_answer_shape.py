@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.pipeline.answer.citations import claim_words
-from raggity.pipeline.answer.shape import answer_shape, is_answer, offers_alternatives
+from raggity.pipeline.answer.shape import answer_shape, is_answer, words_to_add_to
 
 
-@pytest.mark.parametrize("reply", ["[1]", "[1] [2]", "[1] [2] [3] [4] [5]", " [1]. [2]\n"])
+@pytest.mark.parametrize("reply", ["[1]", "[1] [2]", "[1] [2] [3] [4] [5]", " [1]. [2]\n", "[1]: -- [2]"])
 def test_markers_only(reply: str) -> None:
     assert answer_shape(reply) == "markers_only"
     assert not is_answer(answer_shape(reply))
@@ -51,7 +50,7 @@ def test_prose_is_an_answer(reply: str) -> None:
     assert is_answer("prose")
 
 
-SIZE_QUESTION = frozenset(claim_words("Are there any known size limits to SQLite databases?"))
+SIZE_QUESTION = words_to_add_to("Are there any known size limits to SQLite databases?")
 
 
 @pytest.mark.parametrize(
@@ -64,7 +63,7 @@ SIZE_QUESTION = frozenset(claim_words("Are there any known size limits to SQLite
     ],
 )
 def test_a_reply_that_only_says_the_question_back_is_restated(reply: str) -> None:
-    assert answer_shape(reply, given=SIZE_QUESTION) == "restated"
+    assert answer_shape(reply, asked=SIZE_QUESTION) == "restated"
     assert not is_answer("restated")
 
 
@@ -73,17 +72,47 @@ def test_a_reply_that_only_says_the_question_back_is_restated(reply: str) -> Non
     [
         "Yes: a database holds at most 281 TB [1].",
         "The largest possible database is about 281 terabytes.",
-        "SQLite databases are limited by the page size and the page count.",
+        "SQLite databases are limited by the page size and the page count.",  # "limited", not "limits"
     ],
 )
 def test_a_reply_that_adds_the_fact_is_prose(reply: str) -> None:
-    assert answer_shape(reply, given=SIZE_QUESTION) == "prose"
+    assert answer_shape(reply, asked=SIZE_QUESTION) == "prose"
 
 
-def test_naming_one_of_the_questions_alternatives_answers_it() -> None:
-    question = "Which is older, the Louvre or the Prado?"
-    reply = "The Louvre is older [1]."
-    assert offers_alternatives(question)
-    assert not offers_alternatives("What is the capital of Oregon?")  # "or" only inside a word
-    assert answer_shape(reply, given=frozenset(claim_words(question))) == "restated"
-    assert answer_shape(reply, given=frozenset()) == "prose"  # what stages.py passes for such a question
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("How many workers does frobnicator start by default?", "Frobnicator starts 4 workers [1]."),
+        ("How many workers does frobnicator start?", "4"),
+        ("Which language is SQLite written in?", "SQLite is written in C."),
+        ("Which command lists the branches?", "git branch [1]"),
+        ("What is the Japanese word for thanks?", "ありがとう"),
+    ],
+)
+def test_a_short_fact_one_character_long_or_in_another_script_adds_to_the_question(
+    question: str, reply: str
+) -> None:
+    assert answer_shape(reply, asked=words_to_add_to(question)) == "prose"
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Does frobnicator run on Windows?", "Yes, frobnicator runs on Windows [1]."),
+        ("Can git clean remove ignored files?", "No, git clean cannot remove ignored files."),
+        ("Which is older, the Louvre or the Prado?", "The Louvre is older [1]."),
+    ],
+)
+def test_a_yes_or_no_question_and_one_offering_alternatives_are_answered_in_their_own_words(
+    question: str, reply: str
+) -> None:
+    assert words_to_add_to(question) == frozenset()
+    assert answer_shape(reply, asked=words_to_add_to(question)) == "prose"
+
+
+def test_is_there_asks_for_the_thing_itself() -> None:
+    question = "Is there an equivalent of C's ?: ternary operator?"
+    assert answer_shape(
+        "Yes, there is an equivalent of C's ?: operator [1].", asked=words_to_add_to(question)
+    ) == ("restated")
+    assert answer_shape("Yes: x if cond else y [1].", asked=words_to_add_to(question)) == "prose"

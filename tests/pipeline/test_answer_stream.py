@@ -10,8 +10,8 @@ import pytest
 
 from raggity.core.types import Chunk, Location
 from raggity.pipeline.answer.attribution import REMOVED_VALUE
-from raggity.pipeline.answer.citations import claim_words
 from raggity.pipeline.answer.prompt import REFUSAL_REPLY, PromptSource
+from raggity.pipeline.answer.shape import words_to_add_to
 from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 
 SOURCES = [
@@ -184,26 +184,35 @@ def test_a_list_of_names_is_never_shown() -> None:
     assert (shown, result.shape, result.shown) == ([], "name_list", False)
 
 
-CAPITAL_QUESTION = frozenset(claim_words("Is Paris the capital of France?"))
+CAPITAL_OF = words_to_add_to("What is Paris the capital of?")
 
 
 def test_the_question_said_back_is_never_shown() -> None:
-    shown, result = run("Yes, Paris is the capital of France [1].", asked=CAPITAL_QUESTION)
+    shown, result = run("Paris is the capital [1].", asked=CAPITAL_OF)
 
     assert (shown, result.shape, result.shown) == ([], "restated", False)
 
 
 def test_an_answer_is_held_only_until_it_adds_a_word_to_the_question() -> None:
     shown, result, written = run_tracking(
-        "Yes, Paris is the capital of France, and the Eiffel Tower is 330 metres tall.",
-        asked=CAPITAL_QUESTION,
+        "Paris is the capital of France, and the Eiffel Tower is 330 metres tall.", asked=CAPITAL_OF
     )
 
     assert result.shape == "prose"
     assert "".join(shown) == result.attribution.text
     # Shown from the first settled word the question did not hold, before the sentence ended.
-    assert shown[0].startswith("Yes, Paris is the capital of France, and the Eiffel")
+    assert shown[0].startswith("Paris is the capital of France")
     assert "." not in written[0]
+
+
+def test_a_first_sentence_that_says_the_question_back_does_not_hold_the_next_one_to_its_end() -> None:
+    shown, result, written = run_tracking(
+        "Paris is the capital. It is the capital of France and its largest city.", asked=CAPITAL_OF
+    )
+
+    assert result.shape == "prose"
+    assert "".join(shown) == result.attribution.text
+    assert written[0].count(".") == 1  # shown once "France" settled, before the second full stop
 
 
 @pytest.mark.parametrize(

@@ -341,3 +341,13 @@ def test_a_pointer_is_still_kept_when_nothing_else_matches() -> None:
     weights = idf_weights("Where is the FAQ entry on UnboundLocalError?", [SCOPE])
 
     assert focus(SCOPE, weights, best=1).text.startswith("See the FAQ entry on UnboundLocalError")
+
+
+def test_a_reference_inside_a_sentence_that_goes_on_to_answer_is_no_pointer() -> None:
+    text = (
+        "The -n option of git clean is described in git-clean(1): it shows which files would be removed. "
+        "Filler one. Filler two about git."
+    )
+    weights = idf_weights("What does the -n option of git clean do?", [text])
+
+    assert focus(text, weights, best=1).text.startswith("The -n option of git clean is described in")

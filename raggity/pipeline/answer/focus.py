@@ -46,11 +46,12 @@ HEADER_ROWS = 2 * BEST_SENTENCES - 1
 # errors." (half of it is a dash), "C++", "x86-64". Dropped, it left the model the description
 # without the option it describes.
 _SHORT_NAME = re.compile(r"(?=.*[A-Za-z]).{1,8}")
-# A sentence that opens by sending the reader elsewhere: "See ...", "Refer to ...", "For more
-# details, see ...", "... is described in ...".
+# A sentence that opens by sending the reader elsewhere: "See ...", "Please refer to ...", "For more
+# details, see ...". Only its opening: "The -n option is described in git-clean(1): it shows ..."
+# holds the answer after its reference.
 _POINTER = re.compile(
-    r"^\W*(?:see\b|refer to\b|for (?:more|further|full|details|information)\b[^.!?]*?\bsee\b)"
-    r"|\b(?:is|are) (?:described|explained|documented|covered) (?:in|under)\b",
+    r"^\W*(?:(?:please |also )?(?:see|refer to|consult)\b"
+    r"|for (?:more|further|full|details|information)\b[^.!?:;]*?,?\s*see\b)",
     re.IGNORECASE,
 )
 _NAVIGATION = re.compile(
@@ -177,9 +178,8 @@ def focus(
     page = claim_words(heading)
     ranks = [math.fsum(weights.get(w, 0.0) for w in words | page) for words in subjects]
     pointers = {i for i, unit in enumerate(units) if not unit.label and _POINTER.search(unit.text)}
-    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (i in pointers, -ranks[i], i))[
-        :best
-    ]
+    order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (i in pointers, -ranks[i], i))
+    ranked = order[:best]
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
     keep = {j for i in ranked for j in _with_context(units, i)}

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from typing import Literal
 
 from raggity.core.stopwords import ENGLISH_STOPWORDS
-from raggity.pipeline.answer.citations import claim_words
 
 AnswerShape = Literal["prose", "empty", "markers_only", "headings", "name_list", "restated"]
 
 _MARKER = re.compile(r"\[\s*\d+\s*\]")
-_LETTER = re.compile(r"[^\W\d_]")
+# A letter or a digit: "4 [1]." answers "How many?"; only markers and punctuation are left out.
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _MARKDOWN_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
@@ -41,27 +41,46 @@ def _items(text: str) -> list[str]:
     return [p for p in cleaned if p]
 
 
-def adds_to(text: str, given: frozenset[str]) -> bool:
-    """Whether `text` holds a claim word (citations.claim_words) that `given`, the question's claim
-    words, lacks: a reply without one said the question back, with at most a yes or a no (stopwords)
-    in front. No `given` (no question) finds nothing restated."""
-    return not given or bool(claim_words(_MARKER.sub(" ", text)) - given)
+# Any word of letters or digits, in any script, one character long or more, unstemmed: "4", "C",
+# "branch" against "branches". claim_words (citations.py) drops one-character words and stems, and
+# on it "Frobnicator starts 4 workers." said nothing new to "How many workers does it start?".
+_TERM = re.compile(r"\w+")
+# A yes-or-no question opens with an auxiliary verb; "is there ...?" asks for the thing itself.
+_POLAR = re.compile(
+    r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|had)\b"
+    r"(?!\s+there\b)",
+    re.IGNORECASE,
+)
 
 
-def offers_alternatives(question: str) -> bool:
-    """ "Which is older, the Louvre or the Prado?": naming one of the question's own alternatives
-    answers it, so such a question is never said back."""
-    return re.search(r"\bor\b", question, re.IGNORECASE) is not None
+def _terms(text: str) -> set[str]:
+    return {w for w in _TERM.findall(_MARKER.sub(" ", text).lower()) if w not in ENGLISH_STOPWORDS}
 
 
-def answer_shape(text: str, headings: Sequence[str] = (), given: frozenset[str] = frozenset()) -> AnswerShape:
+def words_to_add_to(question: str) -> frozenset[str]:
+    """The question's words, which a reply must go beyond to answer it; none when the question's
+    own words can answer it: a yes-or-no question ("Does it run on Windows?" -- "Yes, it runs on
+    Windows.") or one that offers alternatives ("the Louvre or the Prado?"). "Is there an
+    equivalent of C's ?: operator?" asks for the equivalent, and is not exempt."""
+    if _POLAR.match(question) or re.search(r"\bor\b", question, re.IGNORECASE):
+        return frozenset()
+    return frozenset(_terms(question))
+
+
+def adds_to(text: str, asked: frozenset[str]) -> bool:
+    """Whether `text` holds a word that `asked` (words_to_add_to) lacks, stopwords such as a
+    leading "yes" aside: a reply without one said the question back. No `asked`, nothing is."""
+    return not asked or bool(_terms(text) - asked)
+
+
+def answer_shape(text: str, headings: Sequence[str] = (), asked: frozenset[str] = frozenset()) -> AnswerShape:
     """What kind of reply `text` is. `headings` are the sources' headings and titles: a reply made
-    only of them repeats the sources' structure instead of answering. `given` are the question's
-    claim words (empty for a question that offers alternatives): prose that adds none restates it."""
+    only of them repeats the sources' structure instead of answering. `asked`: the question's
+    words_to_add_to; prose that adds none restates the question."""
     if not text.strip():
         return "empty"
     bare = _MARKER.sub(" ", text)
-    if not _LETTER.search(bare):
+    if not _LETTER_OR_DIGIT.search(bare):
         return "markers_only"
     lines = _lines(bare)
     known = {h.strip().lower() for heading in headings for h in heading.split(" > ") if h.strip()}
@@ -72,7 +91,7 @@ def answer_shape(text: str, headings: Sequence[str] = (), given: frozenset[str] 
     items = _items(text)
     if len(items) > 1 and all(_is_name(item) for item in items):
         return "name_list"
-    return "prose" if adds_to(text, given) else "restated"
+    return "prose" if adds_to(text, asked) else "restated"
 
 
 def is_answer(shape: AnswerShape) -> bool:

@@ -38,7 +38,7 @@ from raggity.pipeline.answer.prompt import (
     PromptSource,
     build_messages,
 )
-from raggity.pipeline.answer.shape import offers_alternatives
+from raggity.pipeline.answer.shape import words_to_add_to
 from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import select_candidates
@@ -55,7 +55,8 @@ REFUSAL_MESSAGE = "The sources found do not answer this question."
 # Shown when the model wrote only citation markers, headings or names, twice.
 NO_ANSWER_MESSAGE = (
     "The model did not write an answer from these sources (it replied with only source numbers, "
-    "headings or names). Try rephrasing the question, or read the sources with rag search."
+    "headings or names, or only said the question back). Try rephrasing the question, or read the "
+    "sources with rag search."
 )
 
 
@@ -263,7 +264,7 @@ def generate_stage(
     evidence. `first_text_ms` is the wait a person sees: from `asked_at` (the question's Enter) to
     the first answer text shown, every stage before included."""
     given = frozenset(claim_words(question))
-    asked = frozenset() if offers_alternatives(question) else given
+    asked = words_to_add_to(question)
     headings = [s.chunk.heading for s in sources]
     shown: list[float] = []
 

@@ -136,8 +136,9 @@ class AttributedStream:
                 return
             if complete and (
                 not any(s.endswith(_SENTENCE_END) for s, _ in complete)
-                or answer_shape("".join(s + sep for s, sep in complete), self._headings, self._asked)
-                != "prose"
+                # Their form only: whether the reply adds to the question is asked of all that
+                # is settled (below), so a word that adds shows it before its sentence ends.
+                or answer_shape("".join(s + sep for s, sep in complete), self._headings) != "prose"
             ):
                 return
             start = "".join(without_markers(s) + sep for s, sep in complete) + settled_prefix(growing)
