@@ -81,7 +81,7 @@ def warn(message: str) -> None:
 
 def session(config: Path | None, *, model: str | None = None, one_question: bool = False) -> Raggity:
     """The session for a command; `model` names a generation model to use instead of the config's;
-    `one_question` lets the search models go once the generator loads (see Models)."""
+    `one_question` lets the search models go once the question's search is done (see Models)."""
     from raggity.api.session import Models, Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = with_generation_model(load(config), model) if model else load(config)

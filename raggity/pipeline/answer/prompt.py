@@ -40,7 +40,7 @@ OFFER_REFUSAL_INSTRUCTION = (
 # phrasings of one question err on different questions, and on the calibration split their mean told
 # answerable from unanswerable questions better than either alone (docs/answers.md, "Calibration").
 YES_NO_INSTRUCTION = "Do the sources contain the answer to the question? Reply yes or no."
-# Used once when the first reply was only markers, headings or a list of names.
+# Used once when the first reply was only markers, headings or a list of names, or said the question back.
 STRICT_INSTRUCTION = (
     "Answer the question in one complete sentence with a verb, using the facts in the sources. "
     "Give the fact itself (the name, number, command or reason), not only yes or no. "

@@ -52,7 +52,7 @@ _MIN_SOURCE_TOKENS = 64
 
 # Shown instead of an answer when the model judged that the sources do not answer the question.
 REFUSAL_MESSAGE = "The sources found do not answer this question."
-# Shown when the model wrote only citation markers, headings or names, twice.
+# Shown when the model wrote only citation markers, headings or names, or said the question back, twice.
 NO_ANSWER_MESSAGE = (
     "The model did not write an answer from these sources (it replied with only source numbers, "
     "headings or names, or only said the question back). Try rephrasing the question, or read the "
