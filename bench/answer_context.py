@@ -52,10 +52,10 @@ def main() -> None:
         [q.question for q in squad.questions if not q.impossible], args.questions
     )
     settings = session.settings()
-    model = session.generator
+    model = session.models.generator
     sizes: list[tuple[int, int]] = []
     for question in questions:
-        found = session.retrieve(question, TraceRecorder())
+        found = session.searcher.retrieve(question, TraceRecorder())
         candidates = select_candidates(found, settings.top_k, settings.relevance_floor)
         chunks = (
             expand_to_parents(candidates, session.searcher.snapshot.table)

@@ -74,7 +74,7 @@ class SignalsOnly:
 def signals(session: Raggity, question: str) -> dict[str, Any]:
     """`session` answers through SignalsOnly: the judgement is read, nothing is generated."""
     trace = TraceRecorder()
-    candidates = session.retrieve(question, trace)
+    candidates = session.searcher.retrieve(question, trace)
     settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
     answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
     detail = {t.stage: t.detail for t in answer.trace}
@@ -165,7 +165,7 @@ def main() -> None:
     session = Raggity(config, warn=lambda _: None)
     if not args.index.exists():
         session.index_documents(corpus_documents(squad))
-    session = session.with_generator(SignalsOnly(session.generator))
+    session = session.with_generator(SignalsOnly(session.models.generator))
     started = time.perf_counter()
     RESULTS.mkdir(parents=True, exist_ok=True)
     # Signals already collected for this model and index (an interrupted run resumes from them).

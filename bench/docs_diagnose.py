@@ -92,7 +92,7 @@ def _replayed(
         coverage = dict(covered.detail)
         stages.append("coverage")
         if covered.value:
-            model = session.generator
+            model = session.models.generator
             focused = focus_sources(case.question, chunks)
             prompt = build_prompt(case.question, chunks, focused, model, settings).value
             judgement = dict(judge_stage(model, prompt, settings).detail)
@@ -116,7 +116,7 @@ def diagnose(
     facts: list[str] = list(q["key_facts"]) if q else []
     gold: list[str] = list(q["gold"]) if q else []
     trace = TraceRecorder()
-    candidates = session.retrieve(case.question, trace)
+    candidates = session.searcher.retrieve(case.question, trace)
     ranked = list(dict.fromkeys(c.chunk.source for c in candidates))
     settings = session.settings()  # the settings ask uses, to replay its stages
     abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
@@ -127,7 +127,7 @@ def diagnose(
     focused = focus_sources(case.question, chunks) if chunks else []
     if focused:
         # What reaches the model: the focused sources that fit the prompt's source budget.
-        model = session.generator
+        model = session.models.generator
         budget = min(room_for_sources(case.question, model, settings.max_tokens), settings.source_tokens)
         focused = fit_to_budget(focused, model.count_tokens, budget)
     chunk_text = "\n".join(c.text for c in chunks)

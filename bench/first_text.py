@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20)
     args = parser.parse_args()
     session = Raggity(Config(index=IndexConfig(str(args.index.resolve()))))
-    session.generator  # noqa: B018 - loaded outside the timings, as in a warm process
+    session.models.generator  # noqa: B018 - loaded outside the timings, as in a warm process
     session.ask("What is this about?", use_cache=False)  # warms llama.cpp's cache of the system prompt
     first: list[float] = []
     model_first: list[float] = []

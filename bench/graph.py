@@ -38,7 +38,7 @@ DATASET = Path("/work/shared/eval/squad2-dev")
 def recall_at(session: Raggity, questions: list[tuple[str, set[str]]], k: int) -> float:
     hits = 0
     for text, gold in questions:
-        found = session.retrieve(text, TraceRecorder(), rerank=False)
+        found = session.searcher.retrieve(text, TraceRecorder(), rerank=False)
         hits += bool(gold & set(ranked_documents(found, k)))
     return hits / max(len(questions), 1)
 
@@ -91,7 +91,7 @@ def main() -> None:
         chunks = len(live_chunk_ids(session.layout))
 
         t0 = time.perf_counter()
-        session.generator  # noqa: B018 - load outside the timed loop
+        session.models.generator  # noqa: B018 - load outside the timed loop
         load_seconds = time.perf_counter() - t0
         last: list[GraphBuildStatus] = []
         update = session.indexer.graph_update()

@@ -117,7 +117,7 @@ def ask_timing(config: Path) -> dict[str, float]:
     session = Raggity(load_config(config))
     question = "Does vitamin D supplementation reduce the risk of bone fractures in older adults?"
     began = time.perf_counter()
-    session.generator  # noqa: B018 - load the model outside the timed answer, like a warm process
+    session.models.generator  # noqa: B018 - load the model outside the timed answer, like a warm process
     load_s = time.perf_counter() - began
     first: list[float] = []
     began = time.perf_counter()

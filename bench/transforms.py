@@ -60,7 +60,7 @@ def run(n: int, model: str, threads: int, rerank: bool, k: int, systems: list[st
         started = time.perf_counter()
         session.index_documents(corpus_documents(dataset))
         index_seconds = time.perf_counter() - started
-        session.generator  # noqa: B018 - load once, outside the timings
+        session.models.generator  # noqa: B018 - load once, outside the timings
         rows: dict[str, dict[str, Any]] = {}
         for name in systems:
             rows[name] = _system(session, questions, SYSTEMS[name], rerank, k)
@@ -93,7 +93,9 @@ def _system(
     for q in questions:
         trace = TraceRecorder()
         started = time.perf_counter()
-        found = session.retrieve(q.question, trace, rerank=rerank, transforms=options, use_cache=False)
+        found = session.searcher.retrieve(
+            q.question, trace, rerank=rerank, transforms=options, use_cache=False
+        )
         totals.append((time.perf_counter() - started) * 1000)
         calls = [t for t in trace.stages if t.stage.startswith("transform:")]
         llm_ms.append(sum(t.ms for t in calls))

@@ -65,7 +65,7 @@ def evaluate_answers(
         index_seconds = index_corpus(session, dataset, progress)
         # Loaded before the first question, so that no question's time includes loading a model.
         _ = session.models.scorer
-        generator = session.generator
+        generator = session.models.generator
         records = run_cases(session, cases, answers)
         return AnswerReport(
             dataset=dataset.name,

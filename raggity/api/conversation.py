@@ -64,7 +64,7 @@ class Conversation:
         # start, as `rag ask` does, instead of after the first message.
         session.searcher.snapshot  # noqa: B018 - opened for its errors
         self._session = session
-        self._model = HistoryGenerator(lambda: session.generator, session.models.generator_identity)
+        self._model = HistoryGenerator(lambda: session.models.generator, session.models.generator_identity)
         self._answering = session.with_generator(self._model)
         self._turns: list[Turn] = []
 
@@ -84,7 +84,9 @@ class Conversation:
             raise RaggityError("the message is empty", "type a question")
         # A message too long for the model is refused whatever retrieval finds: declined by retrieval
         # it got an abstention without the model, joined the history and overflowed every later turn.
-        room_for_sources(text.strip(), self._session.generator, self._session.config.generation.max_tokens)
+        room_for_sources(
+            text.strip(), self._session.models.generator, self._session.config.generation.max_tokens
+        )
         trace = TraceRecorder(on_stage)
         history = [Exchange(t.text, t.answer.text) for t in self._turns]
         question = text.strip()
@@ -94,7 +96,7 @@ class Conversation:
         self._model.set_history(history)
         session = self._answering
         options = session.searcher.transform_options()
-        candidates = session.retrieve(question, trace, transforms=options, use_cache=False)
+        candidates = session.searcher.retrieve(question, trace, transforms=options, use_cache=False)
         answer = session.answer(question, candidates, trace, on_token=on_token, use_cache=False)
         done = Turn(text, question, answer, () if answer.abstained else self._given(candidates))
         self._turns.append(done)
@@ -105,7 +107,7 @@ class Conversation:
         return tuple(select_candidates(candidates, r.top_k, r.relevance_floor))
 
     def _rewrite(self, text: str, history: list[Exchange]) -> Staged[str]:
-        model = self._session.generator
+        model = self._session.models.generator
         # Bounded by tokens as the answer's history is: one over-long exchange (a pasted log that
         # retrieval declined, so the model never refused it) otherwise overflowed every later rewrite,
         # and as failed turns never join the history, it stayed among the last exchanges for good.
@@ -142,7 +144,7 @@ class Conversation:
         )
 
     def _bounded(self, history: list[Exchange]) -> Staged[list[Exchange]]:
-        model = self._session.generator
+        model = self._session.models.generator
         g = self._session.config.generation
         budget = int((model.context_size - g.max_tokens - PROMPT_OVERHEAD) * HISTORY_SHARE)
         kept = bounded(history, model.count_tokens, budget)

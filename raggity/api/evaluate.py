@@ -173,7 +173,9 @@ def _score_systems(
         latencies: list[float] = []
         for query in dataset.queries:
             started = time.perf_counter()
-            found = session.retrieve(query.text, TraceRecorder(), mode=mode, candidates=depth, rerank=rerank)
+            found = session.searcher.retrieve(
+                query.text, TraceRecorder(), mode=mode, candidates=depth, rerank=rerank
+            )
             latencies.append((time.perf_counter() - started) * 1000)
             run[query.id] = ranked_documents(found, depth)
             if on_query is not None:
@@ -191,7 +193,7 @@ def _squad_checks(session: Raggity, dataset: BeirDataset, k: int) -> tuple[dict[
     best: list[float] = []
     for question in answerable:
         trace = TraceRecorder()
-        found = session.retrieve(question.question, trace, rerank=False)
+        found = session.searcher.retrieve(question.question, trace, rerank=False)
         docs = ranked_documents(found, max(hits))
         for cut in hits:
             hits[cut] += any(g in docs[:cut] for g in question.gold)
@@ -202,7 +204,7 @@ def _squad_checks(session: Raggity, dataset: BeirDataset, k: int) -> tuple[dict[
 def _best_cosines(session: Raggity, texts: Sequence[str]) -> list[float]:
     best = []
     for text in texts:
-        found = session.retrieve(text, TraceRecorder(), mode="dense", rerank=False)
+        found = session.searcher.retrieve(text, TraceRecorder(), mode="dense", rerank=False)
         best.append(max((c.dense_cosine or 0.0 for c in found), default=0.0))
     return best
 

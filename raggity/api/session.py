@@ -21,22 +21,15 @@ from raggity.pipeline.answer.answerer import Answerer
 from raggity.pipeline.answer.stages import AskSettings
 from raggity.pipeline.ingest.graph_build import GraphProgress
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
-from raggity.pipeline.models import Models, with_generation_model
+from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model
 from raggity.pipeline.search.hybrid import Mode
-from raggity.pipeline.search.query_plan import TransformOptions
 from raggity.pipeline.search.searcher import Searcher, SearchResult
 from raggity.store.layout import IndexLayout
 
 if TYPE_CHECKING:
     from raggity.pipeline.ingest.indexer import Indexer
 
-Warn = Callable[[str], None]
-
 __all__ = ["AskSettings", "Models", "Raggity", "SearchResult", "with_generation_model"]
-
-
-def _ignore(_: str) -> None:
-    pass
 
 
 class Raggity:
@@ -59,7 +52,7 @@ class Raggity:
         tokenizer: Tokenizer | None = None,
         scorer: Scorer | None = None,
         generator: Generator | None = None,
-        warn: Warn = _ignore,
+        warn: Warn = no_warnings,
     ) -> None:
         self.config = config or Config()
         self.layout = IndexLayout(self.config.index_dir)
@@ -76,19 +69,6 @@ class Raggity:
         """A session on the same index, with the same models and warnings, that answers through
         `generator` (a conversation wraps the model to put its history into each answer's prompt)."""
         return Raggity(self.config, models=self.models.with_generator(generator), warn=self._warn)
-
-    # -- the models (properties kept for callers that used them before `Models`) -----------------
-    @property
-    def embedder(self) -> Embedder:
-        return self.models.embedder
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        return self.models.tokenizer
-
-    @property
-    def generator(self) -> Generator:
-        return self.models.generator
 
     # -- ingest --------------------------------------------------------------------------------
     @property
@@ -138,30 +118,6 @@ class Raggity:
             self.searcher.forget()
 
     # -- query ---------------------------------------------------------------------------------
-    def retrieve(
-        self,
-        question: str,
-        trace: TraceRecorder,
-        *,
-        mode: Mode = "hybrid",
-        candidates: int | None = None,
-        rerank: bool = True,
-        transforms: TransformOptions | None = None,
-        use_cache: bool | None = None,
-        path_glob: str | None = None,
-    ) -> list[Candidate]:
-        """Ranked candidates for `question`, every stage recorded in `trace` (see Searcher.retrieve)."""
-        return self.searcher.retrieve(
-            question,
-            trace,
-            mode=mode,
-            candidates=candidates,
-            rerank=rerank,
-            transforms=transforms,
-            use_cache=use_cache,
-            path_glob=path_glob,
-        )
-
     def search(
         self,
         query: str,
@@ -200,7 +156,7 @@ class Raggity:
         options = self.searcher.transform_options(
             hyde=hyde, step_back=step_back, expand=expand, decompose=decompose
         )
-        candidates = self.retrieve(
+        candidates = self.searcher.retrieve(
             question, trace, transforms=options, use_cache=use_cache, path_glob=path_glob
         )
         self.models.done_searching()

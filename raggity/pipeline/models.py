@@ -99,7 +99,11 @@ def generator_identity(config: Config) -> str:
     return resolve_generator(config.generation, config.base_dir).identity
 
 
-def _ignore(_: str) -> None:
+# Receives one-line warnings; the default drops them.
+Warn = Callable[[str], None]
+
+
+def no_warnings(_: str) -> None:
     pass
 
 
@@ -122,7 +126,7 @@ class Models:
         tokenizer: Tokenizer | None = None,
         scorer: Scorer | None = None,
         generator: Generator | None = None,
-        warn: Callable[[str], None] = _ignore,
+        warn: Warn = no_warnings,
         one_question: bool = False,
     ) -> None:
         self._config = config

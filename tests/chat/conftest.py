@@ -27,4 +27,4 @@ def index(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path]
         retrieval={"top_k": 2},
         generation={"threads": 1},
     )
-    return Index(config, docs, session.embedder)
+    return Index(config, docs, session.models.embedder)

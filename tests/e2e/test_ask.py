@@ -110,7 +110,7 @@ class Corpus:
         defaults to one that fails the test if the pipeline asks it for anything."""
         return Raggity(
             load_config(self.configs[name]),
-            embedder=self.session.embedder,
+            embedder=self.session.models.embedder,
             generator=generator or ScriptedGenerator(must_not_generate),
         )
 
@@ -505,7 +505,7 @@ def test_max_tokens_that_fill_the_context_name_max_tokens(corpus: Corpus) -> Non
     config = load_config(corpus.configs["base"])
     config = replace(config, generation=replace(config.generation, max_tokens=4000))
     session = Raggity(
-        config, embedder=corpus.session.embedder, generator=ScriptedGenerator(must_not_generate)
+        config, embedder=corpus.session.models.embedder, generator=ScriptedGenerator(must_not_generate)
     )
 
     with pytest.raises(ConfigError, match=r"\[generation\] max_tokens \(4000\) leaves no room"):

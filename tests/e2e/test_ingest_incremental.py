@@ -40,8 +40,8 @@ def test_first_ingest_then_nothing_changed(tmp_path: Path) -> None:
     assert first.chunks_written == len(ids) > len(files)
     assert set(source_ids(s)) == {str(p) for p in files.values()}
 
-    counting = RecordingEmbedder(s.embedder)
-    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
+    counting = RecordingEmbedder(s.models.embedder)
+    s = Raggity(s.config, embedder=counting, tokenizer=s.models.tokenizer)
     second = s.ingest([docs])
     assert (second.added, second.changed, second.removed, second.unchanged) == (0, 0, 0, len(files))
     assert second.chunks_written == 0
@@ -132,8 +132,8 @@ def test_touched_file_is_not_embedded_again(tmp_path: Path) -> None:
     later = stat.st_mtime_ns - 60_000_000_000
     os.utime(target, ns=(later, later))
 
-    counting = RecordingEmbedder(s.embedder)
-    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
+    counting = RecordingEmbedder(s.models.embedder)
+    s = Raggity(s.config, embedder=counting, tokenizer=s.models.tokenizer)
     report = s.ingest([docs])
     assert (report.added, report.changed, report.removed, report.unchanged) == (0, 0, 0, len(files))
     assert report.chunks_written == 0
@@ -222,8 +222,8 @@ def test_text_inserted_above_moves_the_line_ranges_of_unchanged_chunks(tmp_path:
     }
 
     target.write_text("New first line.\n\nAnother new line.\n\n" + "\n\n".join(paragraphs) + "\n")
-    counting = RecordingEmbedder(s.embedder)
-    s = Raggity(s.config, embedder=counting, tokenizer=s.tokenizer)
+    counting = RecordingEmbedder(s.models.embedder)
+    s = Raggity(s.config, embedder=counting, tokenizer=s.models.tokenizer)
     s.ingest([notes])
 
     after = VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout)))
@@ -344,5 +344,5 @@ def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector
     assert sum(progress.embedded) == report.chunks_written
     # Embedded in length order, stored in chunk order: every vector is still its own chunk's.
     stored = list(VectorTableReader(s.layout.table).fetch(sorted(store_ids(s.layout))).values())
-    alone = np.asarray(s.embedder.embed([row.chunk.search_text for row in stored]))
+    alone = np.asarray(s.models.embedder.embed([row.chunk.search_text for row in stored]))
     assert np.allclose(np.stack([row.vector for row in stored]), alone, atol=1e-5)

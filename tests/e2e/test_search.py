@@ -196,7 +196,7 @@ def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(i
     session = indexed.session
     question = "What is the capital of Mongolia?"
     passage = "Sourdough bread rises because wild yeast ferments the dough."
-    q_vec, p_vec = session.embedder.embed([question, passage])
+    q_vec, p_vec = session.models.embedder.embed([question, passage])
     planned = [Query(question, "question", q_vec), Query(passage, "hyde", p_vec, False)]
     engine = HybridRetriever(
         IndexSnapshot(session.layout), SearchOptions(), plan=lambda _: planned, trace=TraceRecorder()

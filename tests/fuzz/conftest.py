@@ -159,4 +159,4 @@ def indexed(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Pat
         retrieval={"top_k": 2},
         generation={"threads": 1, "cache": False},
     )
-    return Indexed(root, config, root / "index", docs, session.embedder)
+    return Indexed(root, config, root / "index", docs, session.models.embedder)

@@ -75,7 +75,7 @@ def _session(root: Path, graph: bool, generator: ScriptedGenerator | None = None
 
 
 def _sources(session: Raggity) -> list[str]:
-    found = session.retrieve(QUESTION, TraceRecorder(), rerank=False)
+    found = session.searcher.retrieve(QUESTION, TraceRecorder(), rerank=False)
     return [Path(c.chunk.source).name for c in found]
 
 
@@ -95,7 +95,7 @@ def test_shared_entity_brings_in_second_document(tmp_path: Path) -> None:
 
     graphed = _session(tmp_path, graph=True)
     trace = TraceRecorder()
-    found = graphed.retrieve(QUESTION, trace, rerank=False)
+    found = graphed.searcher.retrieve(QUESTION, trace, rerank=False)
     by_source = {Path(c.chunk.source).name: c for c in found}
     assert "goats.txt" in by_source
     assert by_source["goats.txt"].origins == ("graph",)
@@ -117,7 +117,7 @@ def test_periodic_save_and_missing_graph_warning(tmp_path: Path) -> None:
     session = Raggity(config, generator=fake, warn=warnings.append)
 
     # graph = true but no graph.json: one warning, retrieval still answers.
-    assert session.retrieve(QUESTION, TraceRecorder(), rerank=False)
+    assert session.searcher.retrieve(QUESTION, TraceRecorder(), rerank=False)
     assert warnings == [MISSING_GRAPH]
 
     saved: list[int] = []
@@ -153,7 +153,7 @@ def test_extra_list_adds_chunks_but_does_not_rerank_what_the_text_retrievers_fou
     session.ingest([docs])
     snapshot = IndexSnapshot(session.layout)
     options = SearchOptions(candidates=3)
-    plan = as_given(session.embedder.embed, TraceRecorder())
+    plan = as_given(session.models.embedder.embed, TraceRecorder())
 
     def search(graph: ScriptedGraph | None) -> list[Candidate]:
         hybrid = HybridRetriever(

@@ -246,13 +246,13 @@ def smol(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Path])
     with isolated_state(_state_dirs):  # module fixtures run outside conftest's per-test isolation
         session = Raggity(load_config(write_config(folder, generation={"threads": 1})))
         session.ingest([docs])
-        session.generator  # noqa: B018 - resolve and hash the model inside the isolated state
+        session.models.generator  # noqa: B018 - resolve and hash the model inside the isolated state
     return session
 
 
 def test_real_model_transforms_reach_fusion(smol: Raggity) -> None:
     trace = TraceRecorder()
-    smol.retrieve(
+    smol.searcher.retrieve(
         QUESTION, trace, rerank=False, transforms=TransformOptions(hyde=True, step_back=True, expand=True)
     )
     stages = {t.stage: t for t in trace.stages}
@@ -276,7 +276,7 @@ def test_real_model_transforms_reach_fusion(smol: Raggity) -> None:
 
 
 def test_real_model_decompose_parses_every_seed(smol: Raggity) -> None:
-    model = RecordingGenerator(smol.generator)
+    model = RecordingGenerator(smol.models.generator)
     transforms = Transforms(
         lambda: model,
         identity=model.identity,
@@ -284,7 +284,7 @@ def test_real_model_decompose_parses_every_seed(smol: Raggity) -> None:
     )
     question = "Where is the frobnicator unpacked, and how much disk space does it need on Linux?"
     for seed in range(15):
-        smol.generator._llm.set_seed(seed)  # type: ignore[attr-defined]
+        smol.models.generator._llm.set_seed(seed)  # type: ignore[attr-defined]
         trace = TraceRecorder()
         subs = transforms.decompose(question, trace)
         assert 1 <= len(subs) <= MAX_SUB_QUESTIONS

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from raggity.api.doctor import run_checks
-from raggity.api.session import Raggity
+from raggity.api.session import Models, Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
 from raggity.core.errors import ModelError
@@ -21,14 +21,14 @@ from tests.support import assert_clean_error
 
 
 @pytest.fixture(scope="module")
-def models() -> Raggity:
-    shared = Raggity(Config())
+def models() -> Models:
+    shared = Models(Config())
     _ = shared.embedder, shared.tokenizer
     return shared
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, models: Raggity) -> tuple[Path, IndexLayout]:
+def indexed(tmp_path: Path, models: Models) -> tuple[Path, IndexLayout]:
     config = write_rag_config(tmp_path)
     write_corpus(tmp_path / "docs", 5)
     session = Raggity(load_config(config), embedder=models.embedder, tokenizer=models.tokenizer)

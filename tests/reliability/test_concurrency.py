@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from raggity.api.doctor import run_checks
-from raggity.api.session import Raggity
+from raggity.api.session import Models, Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
 from raggity.store.ingest_lock import IngestLock
@@ -29,14 +29,14 @@ from tests.reliability.helpers import (
 
 
 @pytest.fixture(scope="module")
-def models() -> Raggity:
+def models() -> Models:
     """One loaded embedder and tokenizer, shared by the in-process sessions of this module."""
-    shared = Raggity(Config())
+    shared = Models(Config())
     _ = shared.embedder, shared.tokenizer
     return shared
 
 
-def session(config: Path, models: Raggity) -> Raggity:
+def session(config: Path, models: Models) -> Raggity:
     return Raggity(load_config(config), embedder=models.embedder, tokenizer=models.tokenizer)
 
 
@@ -77,7 +77,7 @@ def test_lock_of_a_killed_ingest_is_not_stale(tmp_path: Path) -> None:
     assert state.clean
 
 
-def test_searches_during_an_ingest(tmp_path: Path, models: Raggity) -> None:
+def test_searches_during_an_ingest(tmp_path: Path, models: Models) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
     paths = write_corpus(docs, 8)

@@ -82,7 +82,11 @@ class World:
 
     def session_copy(self) -> Raggity:
         """A new session (no cached snapshot) sharing the loaded models."""
-        return Raggity(self.session.config, embedder=self.session.embedder, tokenizer=self.session.tokenizer)
+        return Raggity(
+            self.session.config,
+            embedder=self.session.models.embedder,
+            tokenizer=self.session.models.tokenizer,
+        )
 
     def clean_ingest(self) -> IndexState:
         """A fresh index of work/docs, built elsewhere, with the same settings."""
@@ -90,7 +94,9 @@ class World:
         shutil.rmtree(fresh, ignore_errors=True)
         config = replace(self.session.config, index=IndexConfig(path=str(fresh)))
         # Shares the loaded model.
-        clean = Raggity(config, embedder=self.session.embedder, tokenizer=self.session.tokenizer)
+        clean = Raggity(
+            config, embedder=self.session.models.embedder, tokenizer=self.session.models.tokenizer
+        )
         clean.ingest()
         state = read_state(fresh)
         shutil.rmtree(fresh)

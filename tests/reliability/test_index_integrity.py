@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.api.session import Raggity
+from raggity.api.session import Models, Raggity
 from raggity.api.status import index_size
 from raggity.config.loader import load_config
 from raggity.config.schema import Config, IndexConfig
@@ -33,13 +33,13 @@ NEW = "# Keeper\n\nThe lighthouse keeper winds the clockwork lamp at midnight.\n
 
 
 @pytest.fixture(scope="module")
-def models() -> Raggity:
-    shared = Raggity(Config())
+def models() -> Models:
+    shared = Models(Config())
     _ = shared.embedder, shared.tokenizer
     return shared
 
 
-def session(config: Path, models: Raggity, index: Path | None = None) -> Raggity:
+def session(config: Path, models: Models, index: Path | None = None) -> Raggity:
     cfg = load_config(config)
     if index is not None:
         cfg = replace(cfg, index=IndexConfig(path=str(index)))
@@ -68,7 +68,7 @@ class EditingReader:
         yield from documents
 
 
-def test_a_file_edited_while_read_is_read_again(tmp_path: Path, models: Raggity) -> None:
+def test_a_file_edited_while_read_is_read_again(tmp_path: Path, models: Models) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
     write_corpus(docs, 3)
@@ -112,7 +112,7 @@ class CountingProgress:
 
 
 def test_a_file_that_never_holds_still_is_left_for_the_next_run(
-    tmp_path: Path, models: Raggity, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, models: Models, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One-chunk batches: each attempt's chunk is embedded before the file is given up.
     monkeypatch.setenv("RAGGITY_BATCH_CHUNKS", "1")
@@ -142,7 +142,7 @@ def test_a_file_that_never_holds_still_is_left_for_the_next_run(
     assert final.split("\n")[2] in stored_texts(s, target)
 
 
-def test_a_rewrite_within_the_same_timestamp_is_noticed(tmp_path: Path, models: Raggity) -> None:
+def test_a_rewrite_within_the_same_timestamp_is_noticed(tmp_path: Path, models: Models) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
     write_corpus(docs, 2)
@@ -173,7 +173,7 @@ def _edit_round(docs: Path, round_number: int) -> None:
     (docs / f"note-new{round_number:02d}.md").write_text(file_text(f"new{round_number}", 2), encoding="utf-8")
 
 
-def test_bm25_scores_after_edits_equal_a_clean_ingest(tmp_path: Path, models: Raggity) -> None:
+def test_bm25_scores_after_edits_equal_a_clean_ingest(tmp_path: Path, models: Models) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
     write_corpus(docs, 12)
@@ -193,7 +193,7 @@ def test_bm25_scores_after_edits_equal_a_clean_ingest(tmp_path: Path, models: Ra
         assert edited[chunk_id] == pytest.approx(score, rel=1e-5), chunk_id
 
 
-def test_disk_size_follows_content_over_many_edits(tmp_path: Path, models: Raggity) -> None:
+def test_disk_size_follows_content_over_many_edits(tmp_path: Path, models: Models) -> None:
     config = write_rag_config(tmp_path)
     docs = tmp_path / "docs"
     write_corpus(docs, 12)
@@ -203,8 +203,8 @@ def test_disk_size_follows_content_over_many_edits(tmp_path: Path, models: Raggi
         # No concurrent reader in this test, so old versions need no grace period.
         sync = IndexSync(
             s.layout,
-            embedder=s.embedder,
-            tokenizer=s.tokenizer,
+            embedder=s.models.embedder,
+            tokenizer=s.models.tokenizer,
             chunking=chunking_settings(s.config),
             version_grace=timedelta(0),
         )

@@ -38,7 +38,7 @@ def embedder(tmp_path_factory: pytest.TempPathFactory, _state_dirs: dict[str, Pa
     from tests.isolation import isolated_state  # noqa: PLC0415 - imported where the test needs it
 
     with isolated_state(_state_dirs):
-        return Raggity(load_config(write_config(tmp_path_factory.mktemp("embedder")))).embedder
+        return Raggity(load_config(write_config(tmp_path_factory.mktemp("embedder")))).models.embedder
 
 
 @dataclass
@@ -51,7 +51,7 @@ class Watching:
     failure: list[BaseException] = field(default_factory=list)
 
     def sources(self, query: str) -> list[str]:
-        fresh = Raggity(self.session.config, embedder=self.session.embedder)
+        fresh = Raggity(self.session.config, embedder=self.session.models.embedder)
         return [c.chunk.source for c in fresh.search(query, k=3).candidates]
 
     def changed(self) -> list[WatchUpdate]:
@@ -112,7 +112,7 @@ def test_edits_additions_and_deletions_reach_the_index(watching: Watching) -> No
     eventually(
         lambda: any(u.report is not None and u.report.changed == 1 for u in w.changed()), "an edited file"
     )
-    fresh = Raggity(w.session.config, embedder=w.session.embedder)
+    fresh = Raggity(w.session.config, embedder=w.session.models.embedder)
     texts = [c.chunk.text for c in fresh.search("levain malted barley spelt", k=1).candidates]
     assert "malted barley" in texts[0]
 
