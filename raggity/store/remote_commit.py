@@ -101,11 +101,19 @@ class WriterLease:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._etag is not None:
-            # Taken over after expiring (PreconditionFailed): the lease is the new writer's now.
-            with contextlib.suppress(PreconditionFailedError):
-                self._objects.delete(LEASE, self._etag)
-            self._etag = None
+        if self._etag is None:
+            return
+        etag, self._etag = self._etag, None
+        try:
+            self._objects.delete(LEASE, etag)
+        except PreconditionFailedError:
+            # Either taken over after expiring (the lease is the new writer's now), or renewed by a
+            # write whose reply never reached us: Ctrl-C between a renewal's PUT and its answer left
+            # the old etag here and the lease on the store. Ours is deleted by its current etag.
+            found = self._objects.get(LEASE)
+            if found is not None and _parse(found.body).get("holder") == self._holder:
+                with contextlib.suppress(PreconditionFailedError):
+                    self._objects.delete(LEASE, found.etag)
 
     def _body(self) -> bytes:
         return json.dumps(

@@ -111,6 +111,19 @@ def test_a_second_writer_gets_a_being_written_error_until_the_first_releases(s3:
     assert objects.get(LEASE) is None
 
 
+def test_a_lease_renewed_by_a_write_whose_reply_was_lost_is_still_released(s3: S3Server) -> None:
+    objects = S3Objects(_location(s3))
+    lease = WriterLease(objects, holder="first")
+    with lease:
+        # The renewal's PUT reached the store, its reply did not (Ctrl-C in between): the writer
+        # still holds the etag from before.
+        found = objects.get(LEASE)
+        assert found is not None
+        renewed = {**json.loads(found.body), "expires": json.loads(found.body)["expires"] + 60}
+        objects.replace(LEASE, json.dumps(renewed).encode(), found.etag)
+    assert objects.get(LEASE) is None  # the next writer need not wait for the expiry
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1_000_000.0
