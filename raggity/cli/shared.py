@@ -84,5 +84,7 @@ def session(config: Path | None, *, model: str | None = None, one_question: bool
     `one_question` lets the search models go once the question's search is done (see Models)."""
     from raggity.api.session import Models, Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    cfg = with_generation_model(load(config), model) if model else load(config)
+    cfg = load(config)
+    if model:
+        cfg = with_generation_model(cfg, model)
     return Raggity(cfg, models=Models(cfg, warn=warn, one_question=one_question), warn=warn)

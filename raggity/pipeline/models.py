@@ -131,7 +131,7 @@ class Models:
     ) -> None:
         self._config = config
         self._one_question = one_question
-        self._given = frozenset(
+        self._handed_in = frozenset(
             role for role, model in (("embedder", embedder), ("scorer", scorer)) if model is not None
         )
         self._embedder = embedder
@@ -196,9 +196,9 @@ class Models:
         if not self._one_question:
             return
         loaded = False
-        if "embedder" not in self._given and self._embedder is not None:
+        if "embedder" not in self._handed_in and self._embedder is not None:
             self._embedder, loaded = None, True
-        if "scorer" not in self._given and self._scorer is not None:
+        if "scorer" not in self._handed_in and self._scorer is not None:
             self._scorer, self._scorer_resolved, loaded = None, False, True
         if loaded:
             release_freed_memory()

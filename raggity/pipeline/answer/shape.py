@@ -51,6 +51,8 @@ _POLAR = re.compile(
     r"(?!\s+there\b)",
     re.IGNORECASE,
 )
+# "Which is older, the Louvre or the Prado?": naming one of its alternatives answers it.
+_ALTERNATIVES = re.compile(r"\bor\b", re.IGNORECASE)
 
 
 def _terms(text: str) -> set[str]:
@@ -62,7 +64,7 @@ def words_to_add_to(question: str) -> frozenset[str]:
     own words can answer it: a yes-or-no question ("Does it run on Windows?" -- "Yes, it runs on
     Windows.") or one that offers alternatives ("the Louvre or the Prado?"). "Is there an
     equivalent of C's ?: operator?" asks for the equivalent, and is not exempt."""
-    if _POLAR.match(question) or re.search(r"\bor\b", question, re.IGNORECASE):
+    if _POLAR.match(question) or _ALTERNATIVES.search(question):
         return frozenset()
     return frozenset(_terms(question))
 
