@@ -111,8 +111,7 @@ def test_a_yes_or_no_question_and_one_offering_alternatives_are_answered_in_thei
 
 
 def test_is_there_asks_for_the_thing_itself() -> None:
-    question = "Is there an equivalent of C's ?: ternary operator?"
-    assert answer_shape(
-        "Yes, there is an equivalent of C's ?: operator [1].", asked=words_to_add_to(question)
-    ) == ("restated")
-    assert answer_shape("Yes: x if cond else y [1].", asked=words_to_add_to(question)) == "prose"
+    asked = words_to_add_to("Is there an equivalent of C's ?: ternary operator?")
+
+    assert answer_shape("Yes, there is an equivalent of C's ?: operator [1].", asked=asked) == "restated"
+    assert answer_shape("Yes: x if cond else y [1].", asked=asked) == "prose"
