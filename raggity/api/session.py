@@ -18,7 +18,7 @@ from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
 from raggity.pipeline.answer.answerer import Answerer
-from raggity.pipeline.answer.stages import AskSettings
+from raggity.pipeline.answer.stages import AskSettings, context_for_question
 from raggity.pipeline.ingest.graph_build import GraphProgress
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model
@@ -29,7 +29,26 @@ from raggity.store.layout import IndexLayout
 if TYPE_CHECKING:
     from raggity.pipeline.ingest.indexer import Indexer
 
-__all__ = ["AskSettings", "Models", "Raggity", "SearchResult", "with_generation_model"]
+__all__ = [
+    "AskSettings",
+    "Models",
+    "Raggity",
+    "SearchResult",
+    "models_for_one_question",
+    "with_generation_model",
+]
+
+
+def models_for_one_question(config: Config, question: str, warn: Warn = no_warnings) -> Models:
+    """The models of a process that answers `question` and exits (`rag ask`): the search models are
+    let go once its search is done, and the generator loads with the context that question needs,
+    not the configured one (see context_for_question). Its peak memory is what is left."""
+    return Models(
+        config,
+        warn=warn,
+        one_question=True,
+        generator_context=context_for_question(question, config.generation),
+    )
 
 
 class Raggity:

@@ -291,7 +291,7 @@ def ask(
     from raggity.cli.status_line import StatusLine  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    session = _session(config, model=model, one_question=True)
+    session = _session(config, model=model, one_question=question)
     streaming = not (json_out or no_stream)
 
     with StatusLine(err, shown=not json_out) as status:

@@ -79,12 +79,15 @@ def warn(message: str) -> None:
     err.print(Text.assemble(("warning:", "yellow"), " ", visible(message)))
 
 
-def session(config: Path | None, *, model: str | None = None, one_question: bool = False) -> Raggity:
+def session(config: Path | None, *, model: str | None = None, one_question: str | None = None) -> Raggity:
     """The session for a command; `model` names a generation model to use instead of the config's;
-    `one_question` lets the search models go once the question's search is done (see Models)."""
-    from raggity.api.session import Models, Raggity, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    `one_question`, the only question this process answers, lets its models use less memory (see
+    models_for_one_question)."""
+    from raggity.api.session import Models, Raggity, models_for_one_question, with_generation_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
     if model:
         cfg = with_generation_model(cfg, model)
-    return Raggity(cfg, models=Models(cfg, warn=warn, one_question=one_question), warn=warn)
+    if one_question is None:
+        return Raggity(cfg, models=Models(cfg, warn=warn), warn=warn)
+    return Raggity(cfg, models=models_for_one_question(cfg, one_question, warn), warn=warn)

@@ -202,7 +202,12 @@ class GenerationConfig:
     temperature: float = key(0.1, "Sampling temperature (0: greedy).", lo=0.0, hi=2.0)
     # Bounded: llama.cpp takes memory in proportion before it finds a context too large, 20 GB in
     # 40 s for a billion tokens. 131,072 is the longest the packaged models can be stretched to.
-    context_size: int = key(4096, "Model context window in tokens (prompt + answer).", lo=512, hi=131_072)
+    context_size: int = key(
+        4096,
+        "Model context window in tokens (prompt + answer; `rag ask` loads only what its one question can use, up to this).",
+        lo=512,
+        hi=131_072,
+    )
     threads: int = key(
         0,
         "llama.cpp threads (0: one per CPU this process may use, after affinity and cgroup quota).",

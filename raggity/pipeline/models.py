@@ -71,7 +71,8 @@ def load_scorer(config: Config, warn: Callable[[str], None]) -> Scorer | None:
     )
 
 
-def load_generator(config: Config) -> Generator:
+def load_generator(config: Config, context_size: int | None = None) -> Generator:
+    """`context_size`: a smaller context than the configured one, for a known need."""
     from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - a model's runtime loads on first use
 
     cfg = config.generation
@@ -79,7 +80,7 @@ def load_generator(config: Config) -> Generator:
     return LlamaGenerator(
         model.gguf,
         identity=model.identity,
-        context_size=cfg.context_size,
+        context_size=cfg.context_size if context_size is None else context_size,
         threads=cfg.threads,
         seed=cfg.seed,
         gpu_layers=cfg.gpu_layers,
@@ -116,7 +117,9 @@ class Models:
     `one_question` (`rag ask`): once the question's search is done (`done_searching`), the embedder
     and the cross-encoder this object loaded itself are let go and their memory returned, so they
     are not held beside the generator's weights at the process's peak (about 190 MB less). Should a
-    later step embed again, they load again. Models handed in are never let go."""
+    later step embed again, they load again. Models handed in are never let go. `generator_context`:
+    the context the generator loads with instead of the configured one, where the need is known
+    (one question's: see api.session.models_for_one_question)."""
 
     def __init__(
         self,
@@ -128,9 +131,11 @@ class Models:
         generator: Generator | None = None,
         warn: Warn = no_warnings,
         one_question: bool = False,
+        generator_context: int | None = None,
     ) -> None:
         self._config = config
         self._one_question = one_question
+        self._generator_context = generator_context
         self._handed_in = frozenset(
             role for role, model in (("embedder", embedder), ("scorer", scorer)) if model is not None
         )
@@ -151,6 +156,7 @@ class Models:
             generator=generator,
             warn=self._warn,
             one_question=self._one_question,
+            generator_context=self._generator_context,
         )
 
     @property
@@ -187,7 +193,7 @@ class Models:
     @property
     def generator(self) -> Generator:
         if self._generator is None:
-            self._generator = load_generator(self._config)
+            self._generator = load_generator(self._config, context_size=self._generator_context)
         return self._generator
 
     def done_searching(self) -> None:

@@ -6,7 +6,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from raggity.config.schema import Config, RetrievalConfig
+from raggity.api.session import models_for_one_question
+from raggity.config.schema import Config, GenerationConfig, RetrievalConfig
+from raggity.pipeline.answer.stages import context_for_question, room_for_sources
 from raggity.pipeline.models import Models, load_scorer
 from raggity.testing import HashEmbedder
 
@@ -44,3 +46,27 @@ def test_otherwise_and_for_models_handed_in_the_embedder_stays() -> None:
     handed_in = Models(Config(), embedder=given, one_question=True)
     handed_in.done_searching()
     assert handed_in.embedder is given
+
+
+def test_for_one_question_the_generator_loads_the_context_that_question_needs() -> None:
+    """llama.cpp allocates the whole KV cache at load: `rag ask` sizes it to its one question, and
+    the prompt's budget still leaves that question all of its source tokens."""
+    config = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct"))
+    for question in ("What is the capital of France?", "東京の人口は何人ですか？" * 20):
+        generator = models_for_one_question(config, question).generator
+
+        assert generator.context_size == context_for_question(question, config.generation)
+        assert generator.context_size < config.generation.context_size
+        room = room_for_sources(question, generator, config.generation.max_tokens)
+        assert room >= config.generation.source_tokens
+
+
+def test_a_question_that_needs_more_than_the_configured_context_gets_the_configured_one() -> None:
+    generation = GenerationConfig()
+    assert context_for_question("why?", generation) < generation.context_size
+    assert context_for_question("why? " * 1000, generation) == generation.context_size
+
+
+def test_without_a_question_the_configured_context_loads() -> None:
+    config = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct", context_size=1024))
+    assert Models(config).generator.context_size == 1024
