@@ -55,6 +55,15 @@ def test_a_configured_layer_count_is_passed_as_it_is() -> None:
     generator = LlamaGenerator(_gguf(), identity=SMALL, threads=1, context_size=512, gpu_layers=7)
     assert generator.gpu_layers == 7
     assert generator._llm.model_params.n_gpu_layers == 7
+    assert generator._llm.context_params.n_ubatch == 512  # a device's buffers: llama.cpp's default
+
+
+def test_on_the_cpu_the_micro_batch_is_small() -> None:
+    """Its compute buffer holds a micro-batch's logits over the whole vocabulary (306 MB at 512 for
+    the 1.5B model); the batch itself stays whole."""
+    generator = LlamaGenerator(_gguf(), identity=SMALL, threads=1, context_size=512, gpu_layers=0)
+    assert generator._llm.context_params.n_ubatch == 128
+    assert generator._llm.context_params.n_batch == 512
 
 
 def test_auto_gpu_layers_are_all_where_the_build_offloads() -> None:
