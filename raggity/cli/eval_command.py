@@ -282,6 +282,7 @@ def answer_table(report: AnswerReport) -> Table:
         ("correct", lambda g: _share(g.correct)),
         ("token F1", lambda g: "-" if g.f1 is None else f"{g.f1:.3f}"),
         ("declined", lambda g: _share(g.declined)),
+        ("declined, closest shown", lambda g: _share(g.declined_with_closest)),
         ("cites a gold paragraph", lambda g: _share(g.cites_gold)),
         ("no verified citation", lambda g: _share(g.unverified)),
         ("marker-only", lambda g: _share(g.marker_only)),

@@ -61,6 +61,7 @@ class AnswerRecord:
     declined: bool
     abstained: bool
     refused: bool
+    closest: int  # passages shown with a decline, to read instead (0 with an answer)
     citations: tuple[CitedSource, ...]
     cites_gold: bool
     verified: bool
@@ -74,7 +75,9 @@ class AnswerRecord:
 @dataclass(frozen=True)
 class GroupScore:
     """Per-group results. Shares of `n`: correct, declined, cites_gold; shares of `answered` (the
-    questions not declined): unverified, marker_only. None where the measure does not apply."""
+    questions not declined): unverified, marker_only; share of the declined ones:
+    declined_with_closest (a decline shows the closest passages it read). None where the measure
+    does not apply."""
 
     group: Group
     n: int
@@ -82,6 +85,7 @@ class GroupScore:
     correct: float | None
     f1: float | None
     declined: float
+    declined_with_closest: float | None
     cites_gold: float | None
     unverified: float | None
     marker_only: float | None
@@ -139,6 +143,7 @@ def score_answer(case: AnswerCase, answer: Answer, ttft_s: float | None, total_s
         declined=declined,
         abstained=answer.abstained,
         refused=answer.refused,
+        closest=len(answer.closest),
         citations=tuple(CitedSource(c.n, c.source, c.supported) for c in answer.citations),
         cites_gold=any(c.supported and c.source in case.gold for c in answer.citations),
         verified=answer.verified,
@@ -190,6 +195,7 @@ def _p(values: Sequence[float], p: float) -> float | None:
 def summarize(group: Group, records: Sequence[AnswerRecord]) -> GroupScore:
     """The group's figures; `records` must all belong to `group` and not be empty."""
     answered = [r for r in records if not r.declined]
+    declined = [r for r in records if r.declined]
     scored = [r for r in records if r.f1 is not None]
     ttft = [r.ttft_s for r in records if r.ttft_s is not None]
     totals = [r.total_s for r in records]
@@ -199,7 +205,8 @@ def summarize(group: Group, records: Sequence[AnswerRecord]) -> GroupScore:
         answered=len(answered),
         correct=_share([bool(r.correct) for r in scored]),
         f1=sum(r.f1 or 0.0 for r in scored) / len(scored) if scored else None,
-        declined=sum(r.declined for r in records) / len(records),
+        declined=len(declined) / len(records),
+        declined_with_closest=_share([r.closest > 0 for r in declined]),
         cites_gold=_share([r.cites_gold for r in scored]),
         unverified=_share([not r.verified for r in answered]),
         marker_only=_share([r.marker_only for r in answered]),

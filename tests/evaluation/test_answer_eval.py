@@ -57,12 +57,12 @@ UNRELATED = [
 
 
 GROUP_FIELDS = (
-    "group", "n", "answered", "correct", "f1", "declined", "cites_gold", "unverified", "marker_only",
-    "ttft_p50_s", "ttft_p95_s", "total_p50_s", "total_p95_s",
+    "group", "n", "answered", "correct", "f1", "declined", "declined_with_closest", "cites_gold",
+    "unverified", "marker_only", "ttft_p50_s", "ttft_p95_s", "total_p50_s", "total_p95_s",
 )  # fmt: skip
 DETAIL_FIELDS = (
-    "id", "group", "question", "answer", "declined", "abstained", "refused", "citations", "cites_gold",
-    "verified", "marker_only", "correct", "f1", "ttft_s", "total_s",
+    "id", "group", "question", "answer", "declined", "abstained", "refused", "closest", "citations",
+    "cites_gold", "verified", "marker_only", "correct", "f1", "ttft_s", "total_s",
 )  # fmt: skip
 
 
@@ -189,6 +189,8 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
     for key, _ in UNRELATED:
         assert (by_id[key].declined, by_id[key].abstained, by_id[key].ttft_s) == (True, True, None)
         assert by_id[key].correct is None
+        assert by_id[key].closest > 0  # the decline shows what it read
+    assert rollo.closest == 0  # an answer shows its sources, not closest passages
     asked = [m[-1]["content"] for m in generator.calls]
     assert not any(question in prompt for prompt in asked for _, question in UNRELATED)
     assert all(by_id[key].ttft_s is not None for key, *_ in ANSWERABLE)
@@ -213,6 +215,8 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
         1.0,
         0,
     )
+    assert unrelated.declined_with_closest == 1.0
+    assert answerable.declined_with_closest is None  # none declined
     assert report.groups == summarize_all(recorder.records)
 
 
@@ -231,8 +235,10 @@ def test_the_same_seed_asks_the_same_questions_in_the_same_order(
 
 
 def test_the_table_renders_text_as_text() -> None:
-    answerable = GroupScore("answerable", 4, 3, 0.5, 0.4321, 0.25, 0.5, 1 / 3, 0.0, 1.234, 2.5, 3.0, 4.0)
-    unrelated = GroupScore("out-of-corpus", 2, 0, None, None, 1.0, None, None, None, None, None, 0.1, 0.2)
+    answerable = GroupScore("answerable", 4, 3, 0.5, 0.4321, 0.25, 0.0, 0.5, 1 / 3, 0.0, 1.234, 2.5, 3.0, 4.0)
+    unrelated = GroupScore(
+        "out-of-corpus", 2, 0, None, None, 1.0, 1.0, None, None, None, None, None, 0.1, 0.2
+    )
     report = AnswerReport("[red]x[/red]", "model[bold]", 0, 4, 3, 3, 1.0, (answerable, unrelated))
     console = Console(record=True, width=80, color_system=None)
     console.print(answer_table(report))
@@ -247,6 +253,7 @@ def test_the_table_renders_text_as_text() -> None:
         "correct": ["50.0%", "-"],
         "token F1": ["0.432", "-"],
         "declined": ["25.0%", "100.0%"],
+        "declined, closest shown": ["0.0%", "100.0%"],
         "cites a gold paragraph": ["50.0%", "-"],
         "no verified citation": ["33.3%", "-"],
         "marker-only": ["0.0%", "-"],

@@ -195,10 +195,11 @@ def _record(
     marker_only: bool = False,
     ttft: float | None = 1.0,
     total: float = 2.0,
+    closest: int = 0,
 ) -> AnswerRecord:
     return AnswerRecord(
-        "q", "answerable", "?", "...", declined, declined, False, (), cites_gold, verified, marker_only,
-        correct, f1, ttft, total,
+        "q", "answerable", "?", "...", declined, declined, False, closest, (), cites_gold, verified,
+        marker_only, correct, f1, ttft, total,
     )  # fmt: skip
 
 
@@ -225,6 +226,17 @@ def test_summary_by_hand() -> None:
     # totals sorted 0.5, 2, 3, 4: p50 at position 1.5 = 2.5; p95 at 2.85 = 3 + 0.85
     assert score.total_p50_s == 2.5
     assert score.total_p95_s == pytest.approx(3.85)
+
+
+def test_the_share_of_declines_that_showed_closest_passages_counts_declines_only() -> None:
+    records = [
+        _record(declined=True, closest=3),
+        _record(declined=True, closest=0),
+        _record(declined=True, closest=1),
+        _record(closest=0),  # an answer shows no closest passages, and is not counted
+    ]
+    assert summarize("answerable", records).declined_with_closest == pytest.approx(2 / 3)
+    assert summarize("answerable", [_record()]).declined_with_closest is None
 
 
 def test_summary_of_a_group_without_gold_answers_or_answers() -> None:
