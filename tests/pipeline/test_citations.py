@@ -9,7 +9,7 @@ import pytest
 
 from raggity.core.types import Chunk, Location
 from raggity.pipeline.answer.attribution import attribute, attribute_sentence
-from raggity.pipeline.answer.citations import support
+from raggity.pipeline.answer.citations import SUPPORT_THRESHOLD, claim_words, support
 from raggity.pipeline.answer.prompt import PromptSource
 
 PARIS = "Paris is the capital of France."  # content words: paris, capital, france
@@ -96,3 +96,19 @@ def test_citations_are_in_source_order_not_answer_order() -> None:
         (1, "doc1.md", Location(10, 12)),
         (2, "doc2.md", Location(20, 22)),
     ]
+
+
+def test_a_sentence_that_echoes_the_question_with_a_source_term_is_not_supported() -> None:
+    """Asked about an article the index does not hold, the model echoed the question and added a
+    term of a source about something else; the added word alone made it look supported."""
+    question = "What is the classification of tree decay important to?"
+    source = (
+        "Radioactivity was discovered in 1896 by Henri Becquerel while working on phosphorescent materials."
+    )
+    echo = "The classification of tree decay is important to radioactivity."
+    given = frozenset(claim_words(question))
+
+    assert support(echo, source, given) < SUPPORT_THRESHOLD
+    # The same sentence, asked of a source that holds what it repeats as well: supported.
+    on_topic = "The classification of tree decay is important to forestry, which studies radioactivity."
+    assert support(echo, on_topic, given) >= SUPPORT_THRESHOLD

@@ -57,17 +57,33 @@ def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()
     """Share of the sentence's claim found in the source; 0 when a number it states is not there.
 
     `given` are words the sentence may repeat without evidence (the question's claim words): they
-    appear in every retrieved source, so counting them would let any source "support" a made-up
-    answer. A number is a specific claim (a date, a count): one the source lacks voids the support.
+    appear in most retrieved sources, so counting them would let any source "support" a made-up
+    answer; the share is of the words it adds. But the words it repeats must be in the source too:
+    asked about tree decay of an index that has no article on it, "The classification of tree decay
+    is important to radioactivity" adds one word, which a source on radioactivity holds, and it was
+    shown as verified. A source that holds the added words but not what they are said of says
+    something else, so the share of all the sentence's words counts as well, and the lower of the
+    two is its support. A number is a specific claim (a date, a count): one the source lacks voids
+    the support.
     """
     words = claim_words(_MARKER.sub(" ", sentence))
     if not words:
         return 0.0  # a bare "[1] [2]" claims nothing, so it cannot count as backed by evidence
     found = claim_words(source_text)
-    if any(_NUMBER.match(w) and w not in found for w in words):
+    if not _numbers_held(words, found):
         return 0.0
     claim = (words - given) or words
-    return len(claim & found) / len(claim)
+    return min(len(claim & found) / len(claim), len(words & found) / len(words))
+
+
+def _numbers_held(words: set[str], found: set[str]) -> bool:
+    return all(w in found for w in words if _NUMBER.match(w))
+
+
+def numbers_held(sentence: str, source_text: str) -> bool:
+    """Whether every number the sentence states is in the source: a source that lacks one does not
+    say the sentence, in the same words or in others."""
+    return _numbers_held(claim_words(_MARKER.sub(" ", sentence)), claim_words(source_text))
 
 
 def markers(sentence: str) -> list[int]:
