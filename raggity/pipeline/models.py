@@ -137,7 +137,9 @@ class Models:
         self._one_question = one_question
         self._generator_context = generator_context
         self._handed_in = frozenset(
-            role for role, model in (("embedder", embedder), ("scorer", scorer)) if model is not None
+            role
+            for role, model in (("embedder", embedder), ("scorer", scorer), ("generator", generator))
+            if model is not None
         )
         self._embedder = embedder
         self._tokenizer = tokenizer
@@ -208,6 +210,16 @@ class Models:
             self._scorer, self._scorer_resolved, loaded = None, False, True
         if loaded:
             release_freed_memory()
+
+    def done_generating(self) -> None:
+        """The question's answer is written: for `one_question`, the generator this object loaded
+        itself is let go and its memory returned, as `done_searching` does for the search models, so
+        that a step after it that loads the embedder again (citations by meaning) does not hold the
+        two at once. Only once nothing else holds the generator is its memory freed."""
+        if not self._one_question or "generator" in self._handed_in or self._generator is None:
+            return
+        self._generator = None
+        release_freed_memory()
 
     @property
     def generator_identity(self) -> str:

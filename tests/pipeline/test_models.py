@@ -10,7 +10,7 @@ from raggity.api.session import models_for_one_question
 from raggity.config.schema import Config, GenerationConfig, RetrievalConfig
 from raggity.pipeline.answer.stages import context_for_question, room_for_sources
 from raggity.pipeline.models import Models, load_scorer
-from raggity.testing import HashEmbedder
+from raggity.testing import HashEmbedder, ScriptedGenerator
 
 
 def test_the_default_reranker_missing_is_quiet_a_named_one_is_not() -> None:
@@ -70,3 +70,26 @@ def test_a_question_that_needs_more_than_the_configured_context_gets_the_configu
 def test_without_a_question_the_configured_context_loads() -> None:
     config = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct", context_size=1024))
     assert Models(config).generator.context_size == 1024
+
+
+def test_for_one_question_the_generator_is_let_go_once_the_answer_is_written() -> None:
+    small = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct"))
+    models = Models(small, one_question=True)
+    generator = models.generator
+
+    models.done_generating()
+
+    assert models.generator is not generator  # released, loaded again when asked for
+
+
+def test_otherwise_and_when_handed_in_the_generator_stays() -> None:
+    given = ScriptedGenerator(lambda _: "Paris.")
+    handed_in = Models(Config(), generator=given, one_question=True)
+    handed_in.done_generating()
+    assert handed_in.generator is given
+
+    small = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct"))
+    kept = Models(small)
+    generator = kept.generator
+    kept.done_generating()
+    assert kept.generator is generator
