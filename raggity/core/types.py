@@ -181,6 +181,9 @@ class Citation:
     text: str
     supported: bool = True
     warning: str = ""
+    # Sentences of the answer this source says in other words: attached by meaning (the embedder)
+    # after the answer was shown, so they carry no [n] in its text; listed with the source instead.
+    paraphrases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
