@@ -55,6 +55,9 @@ def citation_json(c: Citation) -> dict[str, Any]:
         "supported": c.supported,
         # A reader (or an agent relaying the answer) must know when a source's text gives orders.
         "warning": c.warning or None,
+        # The answer's sentences this source says in other words (attached by meaning, so no [n]
+        # in the answer's text points here for them).
+        "paraphrases": list(c.paraphrases),
     }
 
 

@@ -181,5 +181,8 @@ def _print_source_lines(console: Console, citations: Sequence[Citation], *, flag
         console.print(
             Text.assemble(f"  [{c.n}] ", plain(c.location.cite(display_path(c.source))), (flag, "yellow"))
         )
+        for sentence in c.paraphrases:
+            # Attached by meaning after the sentence was shown, so no [n] in the answer points here.
+            console.print(Text.assemble("      ", ("says in other words: ", "dim"), plain(sentence)))
         if c.warning:
             console.print(Text.assemble("      ", (f"warning: {visible(c.warning)}", "red")))

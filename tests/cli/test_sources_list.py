@@ -60,3 +60,18 @@ def test_a_verified_answer_lists_only_its_citations() -> None:
     assert "Sources read" not in text
     assert "moons.rst" not in text
     assert "  [1] /docs/jupiter.rst:line 9" in text.splitlines()
+
+
+def test_a_source_attached_by_meaning_is_listed_with_the_sentence_it_says() -> None:
+    """No [n] in the text points at it (the sentence was shown before it was attached)."""
+    said = "Io has [bold]many[/bold] active volcanoes."
+    cited = Citation(1, "/docs/jupiter.rst", Location(9, 9), READ[0].text, paraphrases=(said,))
+    answer = Answer("q", said, False, (cited,), (), sources_read=READ)
+
+    lines = printed(answer).splitlines()
+
+    start = lines.index("Sources")
+    assert lines[start + 1 : start + 3] == [
+        "  [1] /docs/jupiter.rst:line 9",
+        f"      says in other words: {said}",  # the model's text as data, never markup
+    ]

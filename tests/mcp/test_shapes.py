@@ -33,6 +33,7 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
             "text": "Io is volcanically active.",
             "supported": True,
             "warning": None,
+            "paraphrases": [],
         },
         {
             "n": 2,
@@ -41,6 +42,7 @@ def test_answer_json_keeps_each_citations_verification_and_the_decline_flags() -
             "text": "Europa hides an ocean.",
             "supported": False,
             "warning": None,
+            "paraphrases": [],
         },
     ]
     assert data["unsupported_sentences"] == ["Europa sings [2]."]
@@ -69,5 +71,6 @@ def test_an_agent_is_told_when_no_source_backs_the_answer_and_which_ones_to_chec
             "text": text,
             "supported": False,
             "warning": "tells the reader what to do",  # the agent reads the text: it is told
+            "paraphrases": [],
         }
     ]

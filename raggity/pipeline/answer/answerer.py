@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from raggity.config.schema import Config
+from raggity.core.protocols import Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Answer, Candidate
 from raggity.pipeline.answer.answerability import thresholds_for
@@ -80,4 +81,12 @@ class Answerer:
             trace=trace,
             on_token=on_token,
             cache=cache,
+            embed=self._embed_after_generating,
         )
+
+    def _embed_after_generating(self, texts: Sequence[str]) -> Vectors:
+        """Embeds for citations by meaning, once the answer is written. `rag ask` (one_question)
+        let the embedder go after its search; the generator goes first here, so that the two are
+        never held at once and the process's peak memory stays the generator's."""
+        self._models.done_generating()
+        return self._models.embed(texts)

@@ -14,7 +14,7 @@ from functools import partial
 
 from raggity.config.schema import GenerationConfig, RetrievalConfig
 from raggity.core.errors import ConfigError, ContextOverflowError
-from raggity.core.protocols import Generator
+from raggity.core.protocols import EmbedTexts, Generator
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import ABSTAIN_MESSAGE, Answer, Candidate, Chunk
 from raggity.pipeline.answer.answerability import (
@@ -31,6 +31,7 @@ from raggity.pipeline.answer.citations import claim_words
 from raggity.pipeline.answer.closest import closest_passages
 from raggity.pipeline.answer.focus import focus_sources
 from raggity.pipeline.answer.freshness import changed_since_ingest, newer_files
+from raggity.pipeline.answer.meaning import attach_by_meaning
 from raggity.pipeline.answer.prompt import (
     OFFER_REFUSAL_INSTRUCTION,
     STRICT_INSTRUCTION,
@@ -330,13 +331,30 @@ def answer_from_candidates(
     trace: TraceRecorder,
     on_token: Callable[[str], None] | None = None,
     cache: AnswerCache | None = None,
+    embed: EmbedTexts | None = None,
 ) -> Answer:
     """The ask pipeline after retrieval, one traced stage at a time. A decline carries the closest
     passages retrieval found, so that it still shows where to read; every answer says which of its
-    files changed since they were indexed (`manifest`: the index the candidates came from)."""
+    files changed since they were indexed (`manifest`: the index the candidates came from).
+    `embed`: the embedder for citations by meaning (none: words only)."""
     answer = _decide(question, candidates, settings, table, generator, trace, on_token, cache)
+    # After _decide has returned, so that nothing here holds the generator: `embed` may let it go
+    # before it loads the embedder (Models.done_generating), and only sentences no source supports
+    # word for word are embedded, so an answer whose every sentence has a source loads nothing.
+    if embed is not None and answer.unsupported_sentences and not answer.declined:
+        n = len(answer.unsupported_sentences)
+        answer = trace.run("meaning", n, partial(meaning_stage, answer, embed))
     checked = trace.run("freshness", 1, partial(freshness_stage, answer, manifest))
     return replace(checked, trace=trace.stages)
+
+
+def meaning_stage(answer: Answer, embed: EmbedTexts) -> Staged[Answer]:
+    """The answer's unsupported sentences that a source it read says in other words get that source
+    (meaning.py); the text, already shown, is unchanged."""
+    attached, matches = attach_by_meaning(answer, embed)
+    n_attached = sum(1 for m in matches if m.source)
+    detail = {"attached": n_attached, "cosines": [round(m.cosine, 3) for m in matches]}
+    return Staged(attached, n_attached, detail)
 
 
 def freshness_stage(answer: Answer, manifest: Manifest) -> Staged[Answer]:
