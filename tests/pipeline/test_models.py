@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 
 import numpy as np
@@ -80,6 +81,26 @@ def test_for_one_question_the_generator_is_let_go_once_the_answer_is_written() -
     models.done_generating()
 
     assert models.generator is not generator  # released, loaded again when asked for
+
+
+def test_the_generator_let_go_is_freed_at_once_not_left_to_the_cycle_collector() -> None:
+    import llama_cpp  # noqa: PLC0415 - only this test looks at the runtime's objects
+
+    small = Config(generation=replace(GenerationConfig(), model="smollm2-135m-instruct"))
+    models = Models(small, one_question=True)
+    # An answer written and judged, as before citations by meaning: llama-cpp-python's objects
+    # then hold one another.
+    messages = [{"role": "user", "content": "Say hi."}]
+    assert list(models.generator.stream(messages, max_tokens=2, temperature=0.0))
+    assert 0 <= models.generator.continuation_probability(messages, "Hi") <= 1
+    gc.disable()  # the collector must not run on its own and hide a model left in its cycles
+    try:
+        models.done_generating()
+        alive = [o for o in gc.get_objects() if isinstance(o, llama_cpp.Llama)]
+    finally:
+        gc.enable()
+
+    assert alive == []
 
 
 def test_otherwise_and_when_handed_in_the_generator_stays() -> None:
