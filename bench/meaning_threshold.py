@@ -75,13 +75,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     flat = [(pid, s) for pid, ss in sentences.items() for s in ss]
     vectors = embedder.embed([s for _, s in flat])
     claims = embedder.embed([f"{q['question']} {q['answers'][0]}" for q in questions])
+    asked = embedder.embed([q["question"] for q in questions])
     rows = []
-    for q, claim in zip(questions, claims, strict=True):
+    for q, claim, question in zip(questions, claims, asked, strict=True):
         gold, title = q["para"], corpus[q["para"]]["title"]
         text = f"{q['question']} {q['answers'][0]}"
         # The pipeline's rule: a paragraph without a number the claim states does not say it.
         held = {pid for pid, d in corpus.items() if d["title"] == title and numbers_held(text, d["text"])}
-        cosines = vectors @ claim
+        # The pipeline's other rule: a sentence counts only where the claim is closer to it than
+        # the question alone is (a claim that only says the question back adds nothing it says).
+        cosines = np.where(vectors @ claim > vectors @ question, vectors @ claim, 0.0)
         right = max(
             (float(c) for (pid, _), c in zip(flat, cosines, strict=True) if pid == gold and pid in held),
             default=0.0,

@@ -14,6 +14,7 @@ from raggity.testing import RecordingEmbedder
 LENS = "The Fresnel lens is polished with chamois leather every morning at seven o'clock."
 PARAFFIN = "Paraffin for the lamp arrives by supply boat on the first Monday of each month."
 SOURCES = {1: PARAFFIN, 2: f"At dusk the keeper lights the lamp. {LENS}"}
+QUESTION = "When is the Fresnel lens polished?"
 # Said in other words: 0.6 of its words are LENS's, a cosine of about 0.84 with it.
 PARAPHRASE = "Daily at seven in the morning, the Fresnel lens is shined with chamois."
 
@@ -24,7 +25,7 @@ def embedder() -> Embedder:
 
 
 def test_a_sentence_said_in_other_words_gets_the_source_that_says_it(embedder: Embedder) -> None:
-    [match] = closest_sources([PARAPHRASE], SOURCES, embedder.embed)
+    [match] = closest_sources(QUESTION, [PARAPHRASE], SOURCES, embedder.embed)
 
     assert match.source == 2
     assert match.cosine >= MEANING_THRESHOLD
@@ -32,18 +33,20 @@ def test_a_sentence_said_in_other_words_gets_the_source_that_says_it(embedder: E
 
 def test_a_claim_on_the_same_topic_that_no_source_makes_gets_none(embedder: Embedder) -> None:
     [match] = closest_sources(
-        ["The Fresnel lens is polished by the district inspector."], SOURCES, embedder.embed
+        QUESTION, ["The Fresnel lens is polished by the district inspector."], SOURCES, embedder.embed
     )
 
     assert match.source == 0
-    assert 0 < match.cosine < MEANING_THRESHOLD
+    assert match.cosine < MEANING_THRESHOLD
 
 
 def test_a_number_the_source_lacks_is_not_said_in_other_words(embedder: Embedder) -> None:
     sentence = "Every day at 10 in the morning, the Fresnel lens is shined with chamois."
 
-    [wrong_hour] = closest_sources([sentence], SOURCES, embedder.embed)
-    [right_hour] = closest_sources([sentence], {**SOURCES, 2: LENS.replace("seven", "10")}, embedder.embed)
+    [wrong_hour] = closest_sources(QUESTION, [sentence], SOURCES, embedder.embed)
+    [right_hour] = closest_sources(
+        QUESTION, [sentence], {**SOURCES, 2: LENS.replace("seven", "10")}, embedder.embed
+    )
 
     assert wrong_hour.source == 0  # close in meaning, but the source says seven, not 10
     assert right_hour.source == 2
@@ -52,9 +55,20 @@ def test_a_number_the_source_lacks_is_not_said_in_other_words(embedder: Embedder
 def test_only_the_sources_sentences_are_compared_not_the_whole_source(embedder: Embedder) -> None:
     recording = RecordingEmbedder(embedder)
 
-    closest_sources([PARAPHRASE], SOURCES, recording.embed)
+    closest_sources(QUESTION, [PARAPHRASE], SOURCES, recording.embed)
 
-    assert recording.texts == [PARAPHRASE, PARAFFIN, "At dusk the keeper lights the lamp.", LENS]
+    assert recording.texts == [PARAPHRASE, QUESTION, PARAFFIN, "At dusk the keeper lights the lamp.", LENS]
+
+
+def test_a_sentence_that_says_the_question_back_is_not_said_by_a_source(embedder: Embedder) -> None:
+    """Close to the source's sentence, but no closer than the question itself is."""
+    echo = "The Fresnel lens is polished at the time given in the sources."
+    vectors = embedder.embed([echo, QUESTION, LENS])
+    assert vectors[1] @ vectors[2] > vectors[0] @ vectors[2] >= MEANING_THRESHOLD
+
+    [match] = closest_sources(QUESTION, [echo], SOURCES, embedder.embed)
+
+    assert match.source == 0
 
 
 def _citation(n: int, text: str, *, supported: bool) -> Citation:
@@ -64,7 +78,7 @@ def _citation(n: int, text: str, *, supported: bool) -> Citation:
 def test_an_attached_source_is_cited_with_the_sentence_and_the_text_is_unchanged(embedder: Embedder) -> None:
     text = f"The lamp is lit at dusk [2]. {PARAPHRASE} Penguins built the tower."
     answer = Answer(
-        "When is the lens polished?",
+        QUESTION,
         text,
         False,
         (_citation(2, SOURCES[2], supported=True),),
@@ -84,7 +98,7 @@ def test_an_attached_source_is_cited_with_the_sentence_and_the_text_is_unchanged
 
 def test_an_unverified_answer_said_in_other_words_becomes_verified(embedder: Embedder) -> None:
     answer = Answer(
-        "When is the lens polished?",
+        QUESTION,
         PARAPHRASE,
         False,
         (),
