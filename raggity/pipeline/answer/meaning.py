@@ -66,7 +66,7 @@ def closest_sources(
     matches = []
     for claim, row in zip(claims, cosines, strict=True):
         # As in the word check, a number is a specific claim: a source without it does not say it
-        # ("at 7 pm" is close in meaning to "at 7 am", and wrong).
+        # ("released in 1920" is as close in meaning to "released in 1921" as it is wrong).
         held = [n for n in sources if numbers_held(claim, sources[n])]
         best = {n: float(row[numbers == n].max()) for n in held if (numbers == n).any()}
         n = max(best, key=lambda k: (best[k], -k), default=0)
