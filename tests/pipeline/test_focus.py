@@ -351,3 +351,40 @@ def test_a_reference_inside_a_sentence_that_goes_on_to_answer_is_no_pointer() ->
     weights = idf_weights("What does the -n option of git clean do?", [text])
 
     assert focus(text, weights, best=1).text.startswith("The -n option of git clean is described in")
+
+
+# git-var.html's entries as the HTML reader lays them out: each variable a label over its sentences.
+GIT_VAR = (
+    "GIT_EDITOR\n\nText editor for use by Git commands. The value is meant to be interpreted by the "
+    "shell when it is used. Examples: ~/bin/vi, $SOME_ENVIRONMENT_VARIABLE. The order of preference "
+    "is the $GIT_EDITOR environment variable, then core.editor configuration, then $VISUAL, then "
+    "$EDITOR, and then the default chosen at compile time, which is usually vi.\n\n"
+    "GIT_PAGER\n\nText viewer for use by Git commands (e.g., less). The value is meant to be "
+    "interpreted by the shell."
+)
+
+
+def test_a_short_entry_is_kept_whole() -> None:
+    """Every sentence under "GIT_EDITOR" is about the editor: the entry's last sentence, which gives
+    the order of precedence, comes with its first ones, and nothing of the next entry does."""
+    weights = idf_weights("How do I configure a different editor?", [GIT_VAR])
+
+    text = focus(GIT_VAR, weights).text
+
+    assert text.startswith("GIT_EDITOR\nText editor for use by Git commands.")
+    assert text.endswith(
+        "then $VISUAL, then $EDITOR, and then the default chosen at compile time, which is usually vi."
+    )
+    assert "GIT_PAGER" not in text
+
+
+def test_a_long_entry_or_unlabelled_text_is_still_cut_to_its_best_sentences() -> None:
+    long_entry = "GIT_EDITOR\n\n" + " ".join(f"Editor fact number {n} holds here." for n in range(1, 7))
+    weights = idf_weights("Which editor fact holds?", [long_entry])
+    # Six sentences under one label: more than two kept sentences and their followers.
+    text = focus(long_entry, weights).text
+    assert "number 2" in text
+    assert "number 6" not in text
+    # Without a label, a paragraph is no entry: the Normans' five sentences are cut as before.
+    weights = idf_weights("When did the Norman identity emerge?", [NORMANS])
+    assert focus(NORMANS, weights, best=1).text.count(".") == 2
