@@ -262,13 +262,14 @@ def _join(units: Sequence[_Unit], keep: Sequence[int]) -> str:
     return "".join(pieces)
 
 
-def focus_sources(question: str, chunks: Sequence[Chunk]) -> list[Chunk]:
+def focus_sources(question: str, chunks: Sequence[Chunk], *, best: int = BEST_SENTENCES) -> list[Chunk]:
     """Each chunk cut to its focused text, in retrieval order (best first: a small model reads the
     start of a short context most, and the first source is then also source [1]). A chunk none of
     whose sentences shares a word with the question is dropped when another one does: the best
-    retrieved chunk is always kept."""
+    retrieved chunk is always kept. `best`: sentences kept per source (1 gives the shorter form a
+    source takes in the prompt when it does not fit whole)."""
     weights = idf_weights(question, [c.text for c in chunks])
-    focused = [(chunk, focus(chunk.text, weights, heading=chunk.heading)) for chunk in chunks]
+    focused = [(chunk, focus(chunk.text, weights, best=best, heading=chunk.heading)) for chunk in chunks]
     return [
         replace(chunk, text=f.text)
         for rank, (chunk, f) in enumerate(focused)
