@@ -129,8 +129,7 @@ def diagnose(
         # What reaches the model: the focused sources that fit the prompt's source budget.
         model = session.models.generator
         budget = min(room_for_sources(case.question, model, settings.max_tokens), settings.source_tokens)
-        shorter = {c.id: c for c in focus_sources(case.question, chunks, best=1)}
-        focused = fit_to_budget(focused, model.count_tokens, budget, shorter)
+        focused = fit_to_budget(focused, model.count_tokens, budget)
     chunk_text = "\n".join(c.text for c in chunks)
     focus_text = "\n".join(c.text for c in focused)
     if record is not None:

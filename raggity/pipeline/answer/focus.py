@@ -183,8 +183,6 @@ def focus(
     if not ranked:
         return FocusedText(_join(units, range(min(best + 1, len(units)))), 0, 0.0)  # retrieved for meaning
     keep = {j for i in ranked for j in _with_context(units, i)}
-    for i in ranked:
-        keep.update(_short_entry(units, i, best))
     matched = sum(s > 0 for s in scores)
     return FocusedText(_join(units, sorted(keep)), matched, max(scores))
 
@@ -220,24 +218,6 @@ def _with_context(units: Sequence[_Unit], index: int) -> list[int]:
     return kept
 
 
-def _short_entry(units: Sequence[_Unit], index: int, best: int) -> list[int]:
-    """The whole entry units[index] belongs to (the sentences between its label and the next
-    label), when it is no longer than what focusing keeps of a source anyway: `best` sentences,
-    each with the one after it. A reference entry is written as one unit, and its words are its
-    label's: every sentence under "GIT_EDITOR" shares "editor", so position alone chose the first
-    two ("Text editor for use by Git commands."), and the last, which gives the order of
-    precedence ($VISUAL, then $EDITOR, then vi), was dropped. Nothing for a sentence under no
-    label, a label itself or a table's row: a page's text is not an entry."""
-    unit = units[index]
-    if unit.kind != "sentence" or (label := _label_above(units, index)) is None:
-        return []
-    end = next((j for j in range(label + 1, len(units)) if units[j].label), len(units))
-    entry = range(label + 1, end)
-    if len(entry) > 2 * best or any(units[j].kind != "sentence" for j in entry):
-        return []
-    return list(entry)
-
-
 def _header_and_rows(units: Sequence[_Unit], header: int) -> list[int]:
     """A header alone states nothing: it comes with the first rows under it."""
     below = range(header + 1, min(header + 1 + HEADER_ROWS, len(units)))
@@ -262,14 +242,13 @@ def _join(units: Sequence[_Unit], keep: Sequence[int]) -> str:
     return "".join(pieces)
 
 
-def focus_sources(question: str, chunks: Sequence[Chunk], *, best: int = BEST_SENTENCES) -> list[Chunk]:
+def focus_sources(question: str, chunks: Sequence[Chunk]) -> list[Chunk]:
     """Each chunk cut to its focused text, in retrieval order (best first: a small model reads the
     start of a short context most, and the first source is then also source [1]). A chunk none of
     whose sentences shares a word with the question is dropped when another one does: the best
-    retrieved chunk is always kept. `best`: sentences kept per source (1 gives the shorter form a
-    source takes in the prompt when it does not fit whole)."""
+    retrieved chunk is always kept."""
     weights = idf_weights(question, [c.text for c in chunks])
-    focused = [(chunk, focus(chunk.text, weights, best=best, heading=chunk.heading)) for chunk in chunks]
+    focused = [(chunk, focus(chunk.text, weights, heading=chunk.heading)) for chunk in chunks]
     return [
         replace(chunk, text=f.text)
         for rank, (chunk, f) in enumerate(focused)

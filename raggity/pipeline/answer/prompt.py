@@ -10,7 +10,7 @@ from raggity.core.types import Chunk
 
 # Changes whenever what the model reads changes (instructions, source format, focusing): cached answers
 # and calibration logs of another version are not reused.
-PROMPT_VERSION = "13"
+PROMPT_VERSION = "12"
 
 # The reply the model is offered when the sources do not answer. The pipeline reads the probability
 # of its opening words (see answerability.py), so it must be one fixed sentence whose opening is

@@ -8,7 +8,7 @@ through the trace recorder. A new answer stage is one more function and one more
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -115,27 +115,18 @@ def expand_to_parents(selected: Sequence[Candidate], table: VectorTableReader) -
     return expanded
 
 
-def fit_to_budget(
-    chunks: Sequence[Chunk],
-    count_tokens: Callable[[str], int],
-    budget: int,
-    shorter: Mapping[str, Chunk] | None = None,
-) -> list[Chunk]:
-    """Keeps chunks in rank order while they fit; a chunk that does not fit whole comes in its
-    shorter form (`shorter`, by chunk id) if that fits; the best chunk is cut to fit rather than
-    dropped. Documentation sources focus to 90-150 tokens each: dropped whole, the later ones took
-    the passage that answered with them (docs/answers.md, "The source budget")."""
+def fit_to_budget(chunks: Sequence[Chunk], count_tokens: Callable[[str], int], budget: int) -> list[Chunk]:
+    """Keeps chunks in rank order while they fit; the best chunk is cut to fit rather than dropped."""
     kept: list[Chunk] = []
     used = 0
-    for whole in chunks:
-        fits = (c for c in (whole, (shorter or {}).get(whole.id)) if c is not None)
-        chunk = next((c for c in fits if used + count_tokens(c.text) + 24 <= budget), None)
-        if chunk is not None:
+    for chunk in chunks:
+        cost = count_tokens(chunk.text) + 24
+        if used + cost <= budget:
             kept.append(chunk)
-            used += count_tokens(chunk.text) + 24
+            used += cost
         elif not kept:
-            ratio = max(budget - 24, 1) / max(count_tokens(whole.text) + 24, 1)
-            kept.append(_truncated(whole, int(len(whole.text) * ratio)))
+            ratio = max(budget - 24, 1) / max(cost, 1)
+            kept.append(_truncated(chunk, int(len(chunk.text) * ratio)))
             break
     return kept
 
@@ -228,11 +219,10 @@ def build_prompt(
     chunk it came from. Every prompt token delays the first answer token (about 6 ms each for the
     1.5B model on 2 cores), and past the first few focused sources a small model gains little."""
     budget = min(room_for_sources(question, model, settings.max_tokens), settings.source_tokens)
-    shorter = {c.id: c for c in focus_sources(question, chunks, best=1)}  # a source's best sentence
     originals = {c.id: c for c in chunks}
     sources = [
         PromptSource(n, originals[chunk.id], chunk.text)
-        for n, chunk in enumerate(fit_to_budget(focused, model.count_tokens, budget, shorter), start=1)
+        for n, chunk in enumerate(fit_to_budget(focused, model.count_tokens, budget), start=1)
     ]
     prompt = Prompt(
         sources,
