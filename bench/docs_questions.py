@@ -8,7 +8,10 @@ them is committed here. For each set it writes, under OUT/NAME/:
 
 - `docs/`: the package's HTML pages without the FAQ pages, for `rag ingest` (the path a user takes);
 - `beir/`: the same pages in the layout `rag eval --answers` reads (docs/evaluation.md): corpus.jsonl
-  (one document per page, `_id` its path under docs/, text as raggity's HTML reader extracts it),
+  (one document per page, `_id` its path under docs/, text as raggity's HTML reader extracts it; the
+  format has a title and no headings, so in `rag eval` every chunk's heading trail is the page's title,
+  where `rag ingest docs/` gives "git-update-index(1) Manual Page > NOTES": BM25, the embedder and
+  focusing see less of a page's structure here than a user's index has),
   queries.jsonl and qrels/test.tsv (each answerable question judged against its gold pages), and
   questions.jsonl (every FAQ question whose answer links to a page left in the docs);
 - `ooc/`: out-of-corpus questions for `--abstain-queries`: the other set's FAQ questions, which these
