@@ -41,8 +41,9 @@ __all__ = [
 
 def models_for_one_question(config: Config, question: str, warn: Warn = no_warnings) -> Models:
     """The models of a process that answers `question` and exits (`rag ask`): the search models are
-    let go once its search is done, and the generator loads with the context that question needs,
-    not the configured one (see context_for_question). Its peak memory is what is left."""
+        let go once its search is done, and the generator loads with the context that question needs,
+        not the configured one (see context_for_question). Its peak memory is what is left. For that one
+    question only: another asked of the same models reloads the generator, sized for the first."""
     return Models(
         config,
         warn=warn,

@@ -113,3 +113,23 @@ def test_an_unverified_answer_said_in_other_words_becomes_verified(embedder: Emb
     assert attached.verified
     assert [(c.n, c.paraphrases) for c in attached.citations] == [(2, (PARAPHRASE,))]
     assert [c.supported for c in attached.sources_read] == [False, True]
+    # The list of sources read says the same of each source as the citations do.
+    assert [c.paraphrases for c in attached.sources_read] == [(), (PARAPHRASE,)]
+
+
+def test_a_paraphrase_is_listed_without_the_markers_it_streamed_with(embedder: Embedder) -> None:
+    """Listed under source 2, a "[1]" it streamed with would name another source."""
+    marked = f"{PARAPHRASE.rstrip('.')} [1]."
+    answer = Answer(
+        QUESTION,
+        marked,
+        False,
+        (),
+        (),
+        unsupported_sentences=(marked,),
+        sources_read=(_citation(1, PARAFFIN, supported=False), _citation(2, SOURCES[2], supported=False)),
+    )
+
+    attached, _ = attach_by_meaning(answer, embedder.embed)
+
+    assert [(c.n, c.paraphrases) for c in attached.citations] == [(2, (PARAPHRASE,))]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from raggity.core.types import Answer, Chunk, Citation, Location
+from raggity.pipeline.answer.citations import SUPPORT_RULE_VERSION
 from raggity.pipeline.answer.prompt import PROMPT_VERSION
 from raggity.store.cache_store import CacheStore, digest
 
@@ -39,6 +40,7 @@ class AnswerCache:
             sources,
             self.generator_identity,
             PROMPT_VERSION,
+            SUPPORT_RULE_VERSION,
             {**options, "seed": self.seed},
         )
 

@@ -53,6 +53,11 @@ def claim_words(text: str) -> set[str]:
     return content_words(text) | set(_OPTION.findall(text))
 
 
+# Changes whenever the support rule changes: a cached answer stores its citations' verdicts, and one
+# judged by an older rule must not come back with them (the answer cache's key carries it).
+SUPPORT_RULE_VERSION = "2"  # 2: the words a sentence repeats from the question must be held too
+
+
 def support(sentence: str, source_text: str, given: frozenset[str] = frozenset()) -> float:
     """Share of the sentence's claim found in the source; 0 when a number it states is not there.
 

@@ -88,7 +88,8 @@ def attach_by_meaning(
     attached: dict[int, list[str]] = {}
     for sentence, match in zip(answer.unsupported_sentences, matches, strict=True):
         if match.source:
-            attached.setdefault(match.source, []).append(sentence)
+            # Without the markers it streamed with: listed under source 1, "[2]" would name another.
+            attached.setdefault(match.source, []).append(without_markers(sentence))
     if not attached:
         return answer, matches
     cited = {c.n: c for c in answer.citations}
@@ -103,7 +104,12 @@ def attach_by_meaning(
             unsupported_sentences=tuple(
                 s for s, m in zip(answer.unsupported_sentences, matches, strict=True) if not m.source
             ),
-            sources_read=tuple(replace(c, supported=c.n in supported) for c in answer.sources_read),
+            sources_read=tuple(
+                replace(
+                    c, supported=c.n in supported, paraphrases=cited[c.n].paraphrases if c.n in cited else ()
+                )
+                for c in answer.sources_read
+            ),
         ),
         matches,
     )

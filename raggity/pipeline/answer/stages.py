@@ -50,8 +50,11 @@ from raggity.store.vector_table import VectorTableReader
 PROMPT_OVERHEAD = 320
 # The least source text a prompt may carry: [generation] source_tokens cannot be set lower either.
 _MIN_SOURCE_TOKENS = 64
-# A context for one question is sized in these steps: what the estimate below leaves out (a source's
-# file name longer than its 24-token allowance) fits in the rounding.
+# A context for one question is sized in these steps. What the estimate leaves out (a source's file
+# name longer than its 24-token allowance) is covered by PROMPT_OVERHEAD's unused part (the longest
+# instructions, Qwen's chat template and five long-named sources' wrappers took about 120 tokens
+# beyond what the source budget charges) and the rounding; past that, llama-cpp-python shortens the
+# answer's max_tokens, it does not fail.
 _CONTEXT_STEP = 512
 
 # Shown instead of an answer when the model judged that the sources do not answer the question.
@@ -220,7 +223,10 @@ def context_for_question(question: str, generation: GenerationConfig) -> int:
     so `rag ask`, which answers one question and then exits, loads a context this size: 1,536 tokens
     for a question of up to 300 bytes with the defaults, 70 MB less resident memory than 4,096."""
     needed = (
-        generation.max_tokens + PROMPT_OVERHEAD + len(question.encode("utf-8")) + generation.source_tokens
+        generation.max_tokens
+        + PROMPT_OVERHEAD
+        + len(question.encode("utf-8", "surrogatepass"))
+        + generation.source_tokens
     )
     return min(generation.context_size, -(-needed // _CONTEXT_STEP) * _CONTEXT_STEP)
 
