@@ -24,30 +24,21 @@ from typing import Any
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.protocols import Generator
+from raggity.testing import RecordingGenerator
 
 Messages = Sequence[dict[str, str]]
 
 
-class Replay:
-    """Writes the recorded answer to whatever it is asked; counts tokens as the real model does."""
+class Replay(RecordingGenerator):
+    """Writes the recorded answer to whatever it is asked, and never refuses (only answered questions
+    are replayed: the judgement let them through); counts tokens as the real model does."""
 
     def __init__(self, inner: Generator) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.answer = ""
 
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    @property
-    def context_size(self) -> int:
-        return self.inner.context_size
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
     def continuation_probability(self, messages: Messages, text: str) -> float:
-        return 0.0  # only answered questions are replayed: the judgement let them through
+        return 0.0
 
     def stream(self, messages: Messages, **_: object) -> Iterator[str]:
         yield from re.findall(r"\S+\s*", self.answer)

@@ -96,16 +96,21 @@ def test_an_attached_source_is_cited_with_the_sentence_and_the_text_is_unchanged
     assert [c.supported for c in attached.sources_read] == [False, True]
 
 
-def test_an_unverified_answer_said_in_other_words_becomes_verified(embedder: Embedder) -> None:
-    answer = Answer(
+def _unverified(sentence: str) -> Answer:
+    """An answer of one sentence that no source supports by its words, having read two sources."""
+    return Answer(
         QUESTION,
-        PARAPHRASE,
+        sentence,
         False,
         (),
         (),
-        unsupported_sentences=(PARAPHRASE,),
+        unsupported_sentences=(sentence,),
         sources_read=(_citation(1, PARAFFIN, supported=False), _citation(2, SOURCES[2], supported=False)),
     )
+
+
+def test_an_unverified_answer_said_in_other_words_becomes_verified(embedder: Embedder) -> None:
+    answer = _unverified(PARAPHRASE)
 
     attached, _ = attach_by_meaning(answer, embedder.embed)
 
@@ -119,17 +124,6 @@ def test_an_unverified_answer_said_in_other_words_becomes_verified(embedder: Emb
 
 def test_a_paraphrase_is_listed_without_the_markers_it_streamed_with(embedder: Embedder) -> None:
     """Listed under source 2, a "[1]" it streamed with would name another source."""
-    marked = f"{PARAPHRASE.rstrip('.')} [1]."
-    answer = Answer(
-        QUESTION,
-        marked,
-        False,
-        (),
-        (),
-        unsupported_sentences=(marked,),
-        sources_read=(_citation(1, PARAFFIN, supported=False), _citation(2, SOURCES[2], supported=False)),
-    )
-
-    attached, _ = attach_by_meaning(answer, embedder.embed)
+    attached, _ = attach_by_meaning(_unverified(f"{PARAPHRASE.rstrip('.')} [1]."), embedder.embed)
 
     assert [(c.n, c.paraphrases) for c in attached.citations] == [(2, (PARAPHRASE,))]
