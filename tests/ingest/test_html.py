@@ -84,8 +84,8 @@ Return a deep copy of obj.
 
 Shallow versus deep
 
-A shallow copy constructs a new compound object.
-A deep copy copies recursively.
+- A shallow copy constructs a new compound object.
+- A deep copy copies recursively.
 
 import copy
 x = copy.deepcopy(y)   # spacing   kept"""
@@ -202,6 +202,19 @@ def test_header_inside_an_article_is_content(tmp_path: Path) -> None:
 def test_several_articles_are_a_listing_read_whole(tmp_path: Path) -> None:
     page = "<p>Blog</p><article><p>One</p></article><article><p>Two</p></article>"
     assert read_html(tmp_path, page).text == "Blog\n\nOne\n\nTwo"
+
+
+def test_list_items_start_with_a_bullet_as_in_markdown(tmp_path: Path) -> None:
+    # Without bullets, a table of contents read as one sentence running from item to item.
+    page = (
+        "<p>Contents</p><ul><li><a href='#a'>Installing</a></li><li><p>Configuring</p><p>See below.</p></li>"
+        "<li></li><li>Upgrading<ol><li>Back up</li><li>Replace</li></ol></li></ul>"
+        "<table><tr><td><ul><li>in a cell</li><li>stays in its row</li></ul></td><td>x</td></tr></table>"
+    )
+    assert read_html(tmp_path, page).text == (
+        "Contents\n\n- Installing\n\n- Configuring\n\nSee below.\n\n- Upgrading\n\n1. Back up\n2. Replace"
+        "\n\nin a cell stays in its row | x"
+    )
 
 
 def test_title_heads_a_page_without_headings(tmp_path: Path) -> None:

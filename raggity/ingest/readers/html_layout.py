@@ -1,7 +1,9 @@
 """Lays out the text of HTML elements as a browser's reader view would: blocks on their own lines.
 
 Paragraphs, headings, lists, tables and `<pre>` blocks are separated by a blank line; other block
-elements (list items, divs, table rows, definition terms) end a line; table cells are joined with
+elements (list items, divs, table rows, definition terms) end a line, and a list item starts with a
+bullet ("- ", or "3. " in a numbered list), as in Markdown: without one, the items of a list (a
+table of contents, a list of options) read as one sentence running from line to line; table cells are joined with
 " | ", and inside a cell every break is a space, so that a row stays one line (Sphinx wraps each
 cell's text in `<p>`). A row of one cell is a paragraph of its own: DocBook lists each function as
 one, signature, description and example in a cell, and on lines of one paragraph they read as one
@@ -84,6 +86,9 @@ class TextLayout:
         # Per open <dl>, the id of its latest <dt id>: a DocBook "Tip" <h3> inside the <dd> belongs to it.
         self._terms: list[str | None] = []
         self._text_end = 0
+        # Per open <ul> or <ol>, the number of its last item (None: a bulleted list).
+        self._lists: list[int | None] = []
+        self._bullet = ""  # the open item's bullet, written before its first text
 
     def result(self) -> tuple[str, tuple[Heading, ...], tuple[Anchor, ...]]:
         text = "".join(self._out).rstrip()
@@ -104,6 +109,13 @@ class TextLayout:
             # Every cell but a row's first follows text on the same line.
             self._pending_space = False
             self._emit(" | ")
+        if tag in ("ul", "ol"):
+            self._lists.append(0 if tag == "ol" else None)
+        elif tag == "li" and not self._cell_depth:
+            number = self._lists[-1] if self._lists else None
+            if number is not None:
+                self._lists[-1] = number = number + 1
+            self._bullet = "- " if number is None else f"{number}. "
         if tag in _CELLS:
             if not self._cell_depth:
                 self._row_cells += 1
@@ -134,6 +146,10 @@ class TextLayout:
             self._open.pop()
         if tag == "dl" and self._terms:
             self._terms.pop()
+        elif tag in ("ul", "ol") and self._lists:
+            self._lists.pop()
+        elif tag == "li":
+            self._bullet = ""  # an empty item: no bullet left over for the next text
         if tag == "pre":
             self._pre_depth = max(0, self._pre_depth - 1)
         if tag == self._heading_tag and self._heading is not None:
@@ -178,6 +194,10 @@ class TextLayout:
         if self._pending_space and self._newlines_at_end == 0 and self._length and self._out[-1][-1] != " ":
             self._append(" ")
         self._pending_space = False
+        if self._bullet:
+            if self._newlines_at_end or not self._length:
+                self._append(self._bullet)
+            self._bullet = ""
         self._append(piece)
 
     def _append(self, piece: str) -> None:
