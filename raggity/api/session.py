@@ -41,9 +41,10 @@ __all__ = [
 
 def models_for_one_question(config: Config, question: str, warn: Warn = no_warnings) -> Models:
     """The models of a process that answers `question` and exits (`rag ask`): the search models are
-        let go once its search is done, and the generator loads with the context that question needs,
-        not the configured one (see context_for_question). Its peak memory is what is left. For that one
-    question only: another asked of the same models reloads the generator, sized for the first."""
+    let go once its search is done, and the generator loads with the context that question needs,
+    not the configured one (see context_for_question). Its peak memory is what is left. For that one
+    question only: another asked of the same models reloads the generator, sized for the first (a
+    longer question then gets fewer source tokens, never more than the context holds)."""
     return Models(
         config,
         warn=warn,

@@ -69,6 +69,18 @@ def test_hit_returns_the_stored_answer_without_loading_the_generator(project: Pa
     assert not any(t.stage in ("load-model", "generate") for t in second.trace)
 
 
+def test_a_hit_keeps_the_sources_attached_by_meaning_and_embeds_nothing_again(project: Path) -> None:
+    # No source holds these words: the meaning stage (the real embedder) is what checks the sentence.
+    paraphrase = ScriptedGenerator(lambda _: "Linux installs require two gigabytes of storage.")
+    first = _session(project, paraphrase).ask(QUESTION)
+    assert any(t.stage == "meaning" for t in first.trace)
+    second = _session(project, None).ask(QUESTION)
+    assert second.cached
+    assert second.citations == first.citations
+    assert second.unsupported_sentences == first.unsupported_sentences
+    assert not any(t.stage == "meaning" for t in second.trace)
+
+
 def test_streaming_hit_calls_on_token_once_with_the_whole_text(project: Path) -> None:
     first = _session(project, fake_generator()).ask(QUESTION)
     pieces: list[str] = []

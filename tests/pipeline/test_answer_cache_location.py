@@ -42,3 +42,17 @@ def test_the_sources_read_survive_the_cache_and_an_older_entry_is_a_miss(tmp_pat
     del older["sources_read"]
     cache.store.put("older", older)
     assert cache.get("older") is None
+
+
+def test_paraphrases_survive_the_cache_and_an_entry_without_them_is_a_miss(tmp_path: Path) -> None:
+    said = replace(answer(Location(0, 0)).citations[0], paraphrases=("It makes a deep copy.",))
+    cache = AnswerCache(CacheStore(tmp_path), "model", seed=0)
+    cache.put("new", replace(answer(Location(0, 0)), citations=(said,)))
+    restored = cache.get("new")
+    assert restored is not None
+    assert restored.citations == (said,)
+    # Stored before the meaning stage ran ahead of storing: a hit would skip that stage, so a miss.
+    older = answer_to_json(answer(Location(0, 0)))
+    del older["citations"][0]["paraphrases"]
+    cache.store.put("older", older)
+    assert cache.get("older") is None

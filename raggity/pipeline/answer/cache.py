@@ -99,10 +99,18 @@ def _citation_to_json(c: Citation) -> dict[str, Any]:
         ],
         "text": c.text,
         "supported": c.supported,
+        "paraphrases": list(c.paraphrases),
     }
 
 
 def _citation_from_json(c: dict[str, Any]) -> Citation:
     return Citation(
-        int(c["n"]), str(c["source"]), Location(*c["location"]), str(c["text"]), bool(c["supported"])
+        int(c["n"]),
+        str(c["source"]),
+        Location(*c["location"]),
+        str(c["text"]),
+        bool(c["supported"]),
+        # Required: an entry from before the meaning stage ran ahead of storing is a miss, since a
+        # hit skips that stage.
+        paraphrases=tuple(str(p) for p in c["paraphrases"]),
     )

@@ -343,13 +343,16 @@ def answer_from_candidates(
     passages retrieval found, so that it still shows where to read; every answer says which of its
     files changed since they were indexed (`manifest`: the index the candidates came from).
     `embed`: the embedder for citations by meaning (none: words only)."""
-    answer = _decide(question, candidates, settings, table, generator, trace, on_token, cache)
+    answer, cache_key = _decide(question, candidates, settings, table, generator, trace, on_token, cache)
     # After _decide has returned, so that nothing here holds the generator: `embed` may let it go
     # before it loads the embedder (Models.done_generating), and only sentences no source supports
-    # word for word are embedded, so an answer whose every sentence has a source loads nothing.
-    if embed is not None and answer.unsupported_sentences and not answer.declined:
+    # word for word are embedded, so an answer whose every sentence has a source loads nothing. A
+    # cached answer was stored after this stage, with the sources it attached.
+    if embed is not None and answer.unsupported_sentences and not answer.declined and not answer.cached:
         n = len(answer.unsupported_sentences)
         answer = trace.run("meaning", n, partial(meaning_stage, answer, embed))
+    if cache is not None and cache_key is not None:
+        cache.put(cache_key, answer)
     checked = trace.run("freshness", 1, partial(freshness_stage, answer, manifest))
     return replace(checked, trace=trace.stages)
 
@@ -382,17 +385,18 @@ def _decide(
     trace: TraceRecorder,
     on_token: Callable[[str], None] | None,
     cache: AnswerCache | None,
-) -> Answer:
+) -> tuple[Answer, str | None]:
+    """The answer, and the cache key to store it under (None: not to be stored)."""
     closest = closest_passages(question, candidates)
     kept = trace.run("abstain", len(candidates), partial(abstain_stage(settings), list(candidates)))
     selected = trace.run("select", len(kept), partial(select_stage(settings), kept)) if kept else []
     if not selected:
-        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest)
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest), None
     chunks = trace.run(
         "parent-expansion", len(selected), lambda: _expanded(selected, table, settings.parent_document)
     )
     if not trace.run("coverage", len(chunks), partial(coverage_stage, question, chunks, settings)):
-        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest)
+        return Answer(question, ABSTAIN_MESSAGE, True, (), trace.stages, closest=closest), None
     key = None
     if cache is not None:
         key = cache.key(question, chunks, settings.cache_options)
@@ -400,13 +404,14 @@ def _decide(
         if hit is not None:  # returned before the generator is loaded
             if on_token is not None:
                 on_token(hit.text)
-            return replace(
+            restored = replace(
                 hit,
                 question=question,
                 trace=trace.stages,
                 citations=flag_sources(hit.citations),
                 sources_read=flag_sources(hit.sources_read),
             )
+            return restored, None
     model = trace.run("load-model", 0, lambda: _loaded(generator))
     focused = trace.run("focus", len(chunks), partial(focus_stage, question, chunks))
     prompt = trace.run(
@@ -414,11 +419,9 @@ def _decide(
     )
     answer = _answer_with_model(question, model, prompt, settings, trace, on_token)
     if answer.refused:
-        answer = replace(answer, closest=closest)
-    if cache is not None and key is not None and not answer.refused:
         # A refusal depends on the model's judgement of this prompt: it is not cached.
-        cache.put(key, answer)
-    return answer
+        return replace(answer, closest=closest), None
+    return answer, key
 
 
 def _answer_with_model(
