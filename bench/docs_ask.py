@@ -54,7 +54,9 @@ def main() -> None:
     args = parser.parse_args()
     docs = args.set_dir / "docs"
     dataset = load_beir(args.set_dir / "beir")
-    cases = sample_cases(dataset.questions, load_beir(args.set_dir / "ooc").queries, args.per_group, args.seed)
+    cases = sample_cases(
+        dataset.questions, load_beir(args.set_dir / "ooc").queries, args.per_group, args.seed
+    )
     config = load_config(args.config)
     session = Raggity(replace(config, index=IndexConfig(str(args.index.resolve())), source=config.source))
     report = session.ingest([docs])

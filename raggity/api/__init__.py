@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from raggity.core.types import Answer, Candidate, Citation, Passage, StageTrace, TextDocument
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
-    from raggity.pipeline.answer.attribution import UNVERIFIED_NOTE, verification_note
     from raggity.pipeline.ingest.graph_build import GraphBuildStatus
     from raggity.pipeline.ingest.pace import IngestPace
     from raggity.pipeline.ingest.sync import IngestReport, Skipped
@@ -67,8 +66,6 @@ _EXPORTS = {
     "Citation": "raggity.core.types",
     "StageTrace": "raggity.core.types",
     "GraphBuildStatus": "raggity.pipeline.ingest.graph_build",
-    "UNVERIFIED_NOTE": "raggity.pipeline.answer.attribution",
-    "verification_note": "raggity.pipeline.answer.attribution",
     "IngestReport": "raggity.pipeline.ingest.sync",
     "Skipped": "raggity.pipeline.ingest.sync",
     "IngestPace": "raggity.pipeline.ingest.pace",
@@ -81,7 +78,6 @@ _EXPORTS = {
 __all__ = [
     "DEFAULT_PER_GROUP",
     "DEFAULT_SEED",
-    "UNVERIFIED_NOTE",
     "Answer",
     "AnswerRecord",
     "Candidate",
@@ -116,7 +112,6 @@ __all__ = [
     "passage_json",
     "storage_error",
     "trace_json",
-    "verification_note",
 ]
 
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from raggity.core.types import Answer, Candidate, Citation, Passage, StageTrace
-from raggity.pipeline.answer.attribution import verification_note
 
 
 def candidate_json(c: Candidate) -> dict[str, Any]:
@@ -74,9 +73,10 @@ def answer_json(answer: Answer, *, with_trace: bool = True) -> dict[str, Any]:
         "declined": answer.declined,
         "abstained": answer.abstained,
         "refused": answer.refused,
-        # Whoever relays the answer must be told when no source backs it.
+        # Whether a source supports a sentence of it: true for every answer, since a reply no source
+        # supports is declined; that reply is `unsupported_reply` (not an answer: never relay it as one).
         "verified": answer.verified,
-        "verification_note": verification_note(answer),
+        "unsupported_reply": answer.unsupported_reply or None,
         "cached": answer.cached,
         "citations": [citation_json(c) for c in answer.citations],
         "unsupported_sentences": list(answer.unsupported_sentences),

@@ -160,11 +160,13 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
         if is_command(text):
             slash_command(conversation, text.strip())
             continue
+        streamed: list[str] = []
         try:
             with StatusLine(err, shown=True) as status:
 
                 def on_token(piece: str) -> None:
                     status.stop()  # the answer's first text replaces the status line
+                    streamed.append(piece)  # noqa: B023 - called only during this message's turn
                     stream_piece(piece)
 
                 turn = _turn(conversation, text, on_token=on_token, on_stage=status.stage)
@@ -173,7 +175,7 @@ def interactive(conversation: Conversation, *, terminal_in: Any = None, terminal
             err.print("(answer cancelled; it is not part of the conversation)")
             continue
         if turn is not None:
-            show_turn(turn, streamed=True)
+            show_turn(turn, streamed=bool(streamed))
 
 
 def _turn(conversation: Conversation, text: str, on_token: Any = None, on_stage: Any = None) -> Turn | None:
@@ -197,9 +199,9 @@ def show_turn(turn: Turn, *, streamed: bool) -> None:
     from raggity.cli.render import print_footer  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     answer = turn.answer
-    if streamed and not answer.abstained:
+    if streamed:
         sys.stdout.write("\n")
-    else:
+    if answer.declined or not streamed:  # after a streamed reply no source supports, the decline
         out.print(Text(printable(answer.text)))
     if turn.question != turn.text.strip():
         out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))

@@ -284,7 +284,7 @@ def answer_table(report: AnswerReport) -> Table:
         ("declined", lambda g: _share(g.declined)),
         ("declined, closest shown", lambda g: _share(g.declined_with_closest)),
         ("cites a gold paragraph", lambda g: _share(g.cites_gold)),
-        ("no verified citation", lambda g: _share(g.unverified)),
+        ("declined, reply had no source", lambda g: _share(g.unsupported)),
         ("marker-only", lambda g: _share(g.marker_only)),
         ("first token p50 / p95 s", lambda g: f"{_seconds(g.ttft_p50_s)} / {_seconds(g.ttft_p95_s)}"),
         ("total p50 / p95 s", lambda g: f"{_seconds(g.total_p50_s)} / {_seconds(g.total_p95_s)}"),

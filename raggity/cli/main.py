@@ -294,11 +294,13 @@ def ask(
     session = _session(config, model=model, one_question=question)
     streaming = not (json_out or no_stream)
 
+    streamed: list[str] = []
     with StatusLine(err, shown=not json_out) as status:
 
         def on_token(piece: str) -> None:
             status.stop()  # the answer's first text replaces the status line
             if streaming:
+                streamed.append(piece)
                 sys.stdout.write(visible(piece, keep_newlines=True))
                 sys.stdout.flush()
 
@@ -317,10 +319,10 @@ def ask(
     if json_out:
         print_json(out, answer_json(answer))
         return
-    if answer.abstained or answer.refused or not streaming:  # a cache hit streams its whole text at once
-        print_answer(out, answer.text)
-    else:
+    if streamed:
         sys.stdout.write("\n")
+    if answer.declined or not streaming:  # after a streamed reply no source supports, the decline
+        print_answer(out, answer.text)
     print_footer(out, answer)
     if trace:
         out.print(trace_table(answer.trace))

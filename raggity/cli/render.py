@@ -19,7 +19,7 @@ from rich.highlighter import JSONHighlighter
 from rich.table import Table
 from rich.text import Text
 
-from raggity.api import Answer, Candidate, Citation, StageTrace, verification_note
+from raggity.api import Answer, Candidate, Citation, StageTrace
 from raggity.cli.visible import hidden, visible
 
 
@@ -111,19 +111,10 @@ def trace_table(trace: Sequence[StageTrace]) -> Table:
 
 
 def print_sources(console: Console, answer: Answer) -> None:
-    note = verification_note(answer)
-    if note is not None:
-        console.print(Text.assemble("\n", (note, "yellow")))
-        if answer.sources_read:
-            # The note asks the reader to check the sources: these are the ones the model read, and
-            # they include any a marker points at (one attached to a URL its source holds).
-            console.print("\n[bold]Sources read[/bold]")
-            _print_source_lines(console, answer.sources_read, flag_unsupported=False)
-            return
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/bold]")
-    _print_source_lines(console, answer.citations, flag_unsupported=True)
+    _print_source_lines(console, answer.citations)
     if answer.unsupported_sentences:
         console.print(
             f"[yellow]{len(answer.unsupported_sentences)} sentence(s) are not supported by any source: check them.[/yellow]"
@@ -175,9 +166,9 @@ def print_freshness(console: Console, answer: Answer) -> None:
         )
 
 
-def _print_source_lines(console: Console, citations: Sequence[Citation], *, flag_unsupported: bool) -> None:
+def _print_source_lines(console: Console, citations: Sequence[Citation]) -> None:
     for c in citations:
-        flag = "  (not supported by this source: check it)" if flag_unsupported and not c.supported else ""
+        flag = "" if c.supported else "  (not supported by this source: check it)"
         console.print(
             Text.assemble(f"  [{c.n}] ", plain(c.location.cite(display_path(c.source))), (flag, "yellow"))
         )

@@ -230,6 +230,9 @@ class Answer:
     # indexed; and, on a decline, how many files in the indexed folders are newer than the index.
     changed_sources: tuple[str, ...] = ()
     newer_files: int = 0
+    # A reply of which no sentence has a source (by its words or in other words): declined as no
+    # answer from the documents, and kept here for the record (`rag ask` has already streamed it).
+    unsupported_reply: str = ""
 
     @property
     def declined(self) -> bool:

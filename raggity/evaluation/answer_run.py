@@ -65,6 +65,7 @@ class AnswerRecord:
     citations: tuple[CitedSource, ...]
     cites_gold: bool
     verified: bool
+    unsupported: bool  # declined because no source supported a sentence of the model's reply
     marker_only: bool
     correct: bool | None
     f1: float | None
@@ -74,10 +75,10 @@ class AnswerRecord:
 
 @dataclass(frozen=True)
 class GroupScore:
-    """Per-group results. Shares of `n`: correct, declined, cites_gold; shares of `answered` (the
-    questions not declined): unverified, marker_only; share of the declined ones:
-    declined_with_closest (a decline shows the closest passages it read). None where the measure
-    does not apply."""
+    """Per-group results. Shares of `n`: correct, declined, unsupported (declined because no source
+    supported the model's reply), cites_gold; share of `answered` (the questions not declined):
+    marker_only; share of the declined ones: declined_with_closest (a decline shows the closest
+    passages it read). None where the measure does not apply."""
 
     group: Group
     n: int
@@ -87,7 +88,7 @@ class GroupScore:
     declined: float
     declined_with_closest: float | None
     cites_gold: float | None
-    unverified: float | None
+    unsupported: float
     marker_only: float | None
     ttft_p50_s: float | None
     ttft_p95_s: float | None
@@ -147,6 +148,7 @@ def score_answer(case: AnswerCase, answer: Answer, ttft_s: float | None, total_s
         citations=tuple(CitedSource(c.n, c.source, c.supported) for c in answer.citations),
         cites_gold=any(c.supported and c.source in case.gold for c in answer.citations),
         verified=answer.verified,
+        unsupported=bool(answer.unsupported_reply),
         marker_only=not declined and is_marker_only(answer.text),
         correct=(not declined and contains_answer(said, case.answers)) if has_answers else None,
         f1=(0.0 if declined else best_f1(said, case.answers)) if has_answers else None,
@@ -208,7 +210,7 @@ def summarize(group: Group, records: Sequence[AnswerRecord]) -> GroupScore:
         declined=len(declined) / len(records),
         declined_with_closest=_share([r.closest > 0 for r in declined]),
         cites_gold=_share([r.cites_gold for r in scored]),
-        unverified=_share([not r.verified for r in answered]),
+        unsupported=sum(r.unsupported for r in records) / len(records),
         marker_only=_share([r.marker_only for r in answered]),
         ttft_p50_s=_p(ttft, 50),
         ttft_p95_s=_p(ttft, 95),

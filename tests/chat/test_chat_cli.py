@@ -14,10 +14,11 @@ from prompt_toolkit.output import DummyOutput
 
 from raggity.api import ContextOverflowError, Conversation
 from raggity.cli.chat_command import interactive, json_lines, plain_lines, printable
-from raggity.cli.render import display_path
+from raggity.cli.render import CLOSEST_HEADING, display_path
+from raggity.pipeline.answer.stages import REFUSAL_MESSAGE, UNSUPPORTED_MESSAGE
 from raggity.testing import ScriptedGenerator
 from tests.chat.conftest import Index
-from tests.chat.test_conversation import chat, is_rewrite, scripted_chat
+from tests.chat.test_conversation import chat, is_rewrite, refusing_judge, scripted_chat
 from tests.support import (
     RAG,
     Messages,
@@ -345,6 +346,36 @@ def test_ctrl_c_during_an_answer_cancels_it_and_the_chat_goes_on(
     assert turn.text == "How do I install frobnicator on macOS?"
     assert "rewrite" not in [t.stage for t in turn.answer.trace]
     assert "Use Homebrew [1]." in shown.out
+
+
+def _plain_text(out: str) -> str:
+    return " ".join(out.split())  # the console wraps long lines
+
+
+def test_a_streamed_reply_no_source_supports_is_followed_by_the_decline_and_where_to_read(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reply = "Frobnicator was designed on the Moon by penguins."
+    conversation = chat(index, ScriptedGenerator(lambda _: reply))
+    run_interactive(conversation, "How do I install frobnicator on Linux?\r\x04")
+    shown = _plain_text(capsys.readouterr().out)
+
+    after_reply = shown[shown.index(reply) + len(reply) :]
+    assert after_reply.index(UNSUPPORTED_MESSAGE) < after_reply.index(CLOSEST_HEADING)
+    [turn] = conversation.turns
+    assert turn.answer.declined
+
+
+def test_a_decline_by_the_models_judgement_is_printed_in_the_interactive_chat(
+    index: Index, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = chat(index, ScriptedGenerator(scripted_chat, refusing_judge))
+    run_interactive(conversation, "How do I install frobnicator on Linux?\r\x04")
+    shown = _plain_text(capsys.readouterr().out)
+
+    # It once printed an empty line where the decline's message belongs: nothing had streamed.
+    assert REFUSAL_MESSAGE in shown
+    assert shown.index(REFUSAL_MESSAGE) < shown.index(CLOSEST_HEADING)
 
 
 def test_model_text_cannot_drive_the_terminal() -> None:

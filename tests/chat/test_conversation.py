@@ -153,7 +153,7 @@ def test_an_interrupted_turn_leaves_the_history_as_it_was(index: Index) -> None:
     assert conversation.turns == ()
 
 
-def _refusing(_: Messages, text: str) -> float:
+def refusing_judge(_: Messages, text: str) -> float:
     """A judgement certain that the sources do not answer: "No", and the refusal's opening."""
     return 0.0 if text == "Yes" else 1.0
 
@@ -165,9 +165,9 @@ def test_chat_declines_where_ask_declines_by_the_models_judgement(index: Index) 
     asked = Raggity(
         load_config(index.config),
         embedder=index.embedder,
-        generator=ScriptedGenerator(scripted_chat, _refusing),
+        generator=ScriptedGenerator(scripted_chat, refusing_judge),
     ).ask(question)
-    chatting = ScriptedGenerator(scripted_chat, _refusing)
+    chatting = ScriptedGenerator(scripted_chat, refusing_judge)
 
     turn = chat(index, chatting).turn(question)
 

@@ -17,7 +17,6 @@ from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.protocols import Generator
 from raggity.core.types import ABSTAIN_MESSAGE, Answer
 from raggity.pipeline.answer.answerability import CALIBRATED, Thresholds
-from raggity.pipeline.answer.attribution import UNVERIFIED_NOTE
 from raggity.pipeline.answer.prompt import (
     ANSWER_INSTRUCTION,
     OFFER_REFUSAL_INSTRUCTION,
@@ -26,7 +25,7 @@ from raggity.pipeline.answer.prompt import (
     STRICT_INSTRUCTION,
     YES_NO_INSTRUCTION,
 )
-from raggity.pipeline.answer.stages import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE
+from raggity.pipeline.answer.stages import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE, UNSUPPORTED_MESSAGE
 from raggity.pipeline.models import load_generator
 from raggity.store.vector_table import VectorTableReader
 from raggity.testing import RecordingGenerator, ScriptedGenerator
@@ -265,17 +264,18 @@ def test_real_answer_with_smollm(corpus: Corpus) -> None:
     stages = {t.stage: t for t in answer.trace}
     # The real model is judged before it writes: its refusal probability is in the trace.
     assert 0.0 <= stages["model-judgement"].detail["refusal_probability"] <= 1.0  # type: ignore[operator]
-    if answer.refused:  # the 135M model may decline or write no prose: then nothing was streamed
+    if answer.refused and not answer.unsupported_reply:  # judged or written as no answer: none streamed
         assert streamed == []
         return
     # Citations by meaning run only when a sentence has no source by its words.
     by_meaning = ["meaning"] if stages["citations"].detail["unsupported"] else []
-    assert stage_names(answer) == [*PIPELINE_ORDER[:-1], *by_meaning, "freshness"]
+    assert stage_names(answer) == [*PIPELINE_ORDER[:-1], *by_meaning, "support", "freshness"]
     assert stages["rerank"].detail["skipped"] == "reranker off or not installed"
     assert stages["parent-expansion"].detail["enabled"] is False
     assert "smollm2-135m-instruct" in str(stages["load-model"].detail["model"])
-    # What was streamed is the final answer, sources attached.
-    assert answer.text == "".join(streamed).strip()
+    # What was streamed is the final answer, sources attached (or, when no source supports any of
+    # it, the reply the decline keeps aside).
+    assert (answer.unsupported_reply or answer.text) == "".join(streamed).strip()
     assert stages["generate"].detail["chars"] > 0  # type: ignore[operator]
 
     [blocks] = [prompt_blocks(messages) for messages in recording.calls]
@@ -559,18 +559,23 @@ def test_an_injected_instruction_is_relayed_only_next_to_its_flagged_source(tmp_
     assert data["refused"] is False
 
 
-def test_an_unverifiable_answer_says_so_and_names_the_sources_to_check(corpus: Corpus) -> None:
-    generator = scripted(lambda blocks: "Frobnicator was designed on the Moon by penguins.")
+def test_a_reply_no_source_supports_is_declined_with_the_closest_passages(corpus: Corpus) -> None:
+    reply = "Frobnicator was designed on the Moon by penguins."
+    generator = scripted(lambda blocks: reply)
     session = corpus.fresh("base", generator)
+    shown: list[str] = []
 
-    answer = session.ask("How much disk space does frobnicator need on Linux?")
+    answer = session.ask("How much disk space does frobnicator need on Linux?", on_token=shown.append)
 
+    assert "".join(shown) == reply  # streamed before its sentences were checked
+    assert answer.declined
+    assert answer.text == UNSUPPORTED_MESSAGE
     assert answer.citations == ()
+    assert answer.closest  # where to read instead, as for any decline
     data = answer_json(answer)
     assert data["verified"] is False
-    assert data["verification_note"] == UNVERIFIED_NOTE
-    assert data["unsupported_sentences"] == ["Frobnicator was designed on the Moon by penguins."]
-    # The note says to check the sources: they are the ones the model read, as numbered there.
+    assert data["unsupported_reply"] == reply
+    # The sources the model read, as numbered in its prompt, none supporting the reply.
     [blocks] = prompts(generator)
     assert [(s["n"], s["source"], s["text"]) for s in data["sources_read"]] == [
         (b.n, b.file, b.text) for b in blocks
@@ -592,9 +597,9 @@ def test_a_sentence_said_in_other_words_gets_its_source_listed_with_it(corpus: C
     assert answer.verified
     assert answer.unsupported_sentences == ()
     assert [(c.source, c.paraphrases) for c in answer.citations] == [(str(corpus.lighthouse), (said,))]
-    assert stage_names(answer)[-2:] == ["meaning", "freshness"]
+    assert stage_names(answer)[-3:] == ["meaning", "support", "freshness"]
     data = answer_json(answer)
-    assert data["verification_note"] is None
+    assert data["unsupported_reply"] is None
     assert [c["paraphrases"] for c in data["citations"]] == [[said]]
 
 

@@ -256,14 +256,14 @@ def test_ask_json_reports_refusal_verification_and_source_warnings(project: Proj
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
 
-    assert {"abstained", "refused", "verified", "verification_note", "citations"} <= set(data)
+    assert {"abstained", "refused", "verified", "unsupported_reply", "citations"} <= set(data)
     assert data["verified"] == any(c["supported"] for c in data["citations"])
     assert all("warning" in c and c["warning"] is None for c in data["citations"])  # ordinary docs
     if data["refused"] or data["abstained"]:
         assert data["citations"] == []
-        assert data["verification_note"] is None
-    else:  # a shown answer is verified, or says plainly that it is not
-        assert (data["verification_note"] is None) == data["verified"]
+    else:  # an answer has a source for at least one sentence, or it is declined
+        assert data["verified"]
+        assert data["unsupported_reply"] is None
 
 
 def test_a_decline_prints_the_closest_passages_under_their_own_heading(project: Project) -> None:

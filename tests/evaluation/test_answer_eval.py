@@ -58,11 +58,11 @@ UNRELATED = [
 
 GROUP_FIELDS = (
     "group", "n", "answered", "correct", "f1", "declined", "declined_with_closest", "cites_gold",
-    "unverified", "marker_only", "ttft_p50_s", "ttft_p95_s", "total_p50_s", "total_p95_s",
+    "unsupported", "marker_only", "ttft_p50_s", "ttft_p95_s", "total_p50_s", "total_p95_s",
 )  # fmt: skip
 DETAIL_FIELDS = (
     "id", "group", "question", "answer", "declined", "abstained", "refused", "closest", "citations",
-    "cites_gold", "verified", "marker_only", "correct", "f1", "ttft_s", "total_s",
+    "cites_gold", "verified", "unsupported", "marker_only", "correct", "f1", "ttft_s", "total_s",
 )  # fmt: skip
 
 
@@ -180,8 +180,10 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
     assert (rollo.correct, rollo.cites_gold, rollo.verified) == (True, True, True)
     assert rollo.f1 == pytest.approx(2 / 7)  # "norse raiders were led by rollo" vs "rollo": P 1/6, R 1
     assert [(c.source, c.supported) for c in rollo.citations] == [("normans", True)]
-    # A year the source does not hold is no support: the wrong answer is left unverified.
+    # A year the source does not hold is no support: no sentence has a source, so it is declined.
     assert (galileo.correct, galileo.cites_gold, galileo.verified) == (False, False, False)
+    assert (galileo.declined, galileo.unsupported, galileo.closest > 0) == (True, True, True)
+    assert not rollo.unsupported
     # Uncited by the model, the sentence gets the source that supports it.
     assert (rise.correct, rise.cites_gold, rise.verified) == (True, True, True)
     assert rise.f1 == pytest.approx(8 / 11)  # "bulk rise takes four to six hours": P 4/7, R 4/4
@@ -200,9 +202,9 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
         "answerable",
         3,
         2 / 3,
-        0.0,
+        1 / 3,
     )
-    assert (answerable.cites_gold, answerable.unverified, answerable.marker_only) == (2 / 3, 1 / 3, 0.0)
+    assert (answerable.cites_gold, answerable.unsupported, answerable.marker_only) == (2 / 3, 1 / 3, 0.0)
     assert (unanswerable.group, unanswerable.n, unanswerable.correct, unanswerable.f1) == (
         "unanswerable",
         3,
@@ -216,7 +218,7 @@ def test_scripted_answers_are_scored_through_the_real_pipeline(
         0,
     )
     assert unrelated.declined_with_closest == 1.0
-    assert answerable.declined_with_closest is None  # none declined
+    assert answerable.declined_with_closest == 1.0
     assert report.groups == summarize_all(recorder.records)
 
 
@@ -236,9 +238,7 @@ def test_the_same_seed_asks_the_same_questions_in_the_same_order(
 
 def test_the_table_renders_text_as_text() -> None:
     answerable = GroupScore("answerable", 4, 3, 0.5, 0.4321, 0.25, 0.0, 0.5, 1 / 3, 0.0, 1.234, 2.5, 3.0, 4.0)
-    unrelated = GroupScore(
-        "out-of-corpus", 2, 0, None, None, 1.0, 1.0, None, None, None, None, None, 0.1, 0.2
-    )
+    unrelated = GroupScore("out-of-corpus", 2, 0, None, None, 1.0, 1.0, None, 0.5, None, None, None, 0.1, 0.2)
     report = AnswerReport("[red]x[/red]", "model[bold]", 0, 4, 3, 3, 1.0, (answerable, unrelated))
     console = Console(record=True, width=80, color_system=None)
     console.print(answer_table(report))
@@ -255,7 +255,7 @@ def test_the_table_renders_text_as_text() -> None:
         "declined": ["25.0%", "100.0%"],
         "declined, closest shown": ["0.0%", "100.0%"],
         "cites a gold paragraph": ["50.0%", "-"],
-        "no verified citation": ["33.3%", "-"],
+        "declined, reply had no source": ["33.3%", "50.0%"],
         "marker-only": ["0.0%", "-"],
         "first token p50 / p95 s": ["1.23 / 2.50", "- / -"],
         "total p50 / p95 s": ["3.00 / 4.00", "0.10 / 0.20"],

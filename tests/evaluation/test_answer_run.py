@@ -191,6 +191,7 @@ def _record(
     correct: bool | None = True,
     f1: float | None = 1.0,
     verified: bool = True,
+    unsupported: bool = False,
     cites_gold: bool = True,
     marker_only: bool = False,
     ttft: float | None = 1.0,
@@ -199,7 +200,7 @@ def _record(
 ) -> AnswerRecord:
     return AnswerRecord(
         "q", "answerable", "?", "...", declined, declined, False, closest, (), cites_gold, verified,
-        marker_only, correct, f1, ttft, total,
+        unsupported, marker_only, correct, f1, ttft, total,
     )  # fmt: skip
 
 
@@ -207,10 +208,17 @@ def test_summary_by_hand() -> None:
     records = [
         _record(f1=1.0, ttft=1.0, total=2.0),
         _record(correct=False, f1=0.5, cites_gold=False, ttft=3.0, total=4.0),
+        _record(correct=False, f1=0.0, cites_gold=False, marker_only=True, ttft=2.0, total=3.0),
         _record(
-            correct=False, f1=0.0, verified=False, cites_gold=False, marker_only=True, ttft=2.0, total=3.0
+            declined=True,
+            correct=False,
+            f1=0.0,
+            verified=False,
+            unsupported=True,
+            cites_gold=False,
+            ttft=None,
+            total=0.5,
         ),
-        _record(declined=True, correct=False, f1=0.0, verified=False, cites_gold=False, ttft=None, total=0.5),
     ]
     score = summarize("answerable", records)
     assert (score.n, score.answered) == (4, 3)
@@ -218,7 +226,7 @@ def test_summary_by_hand() -> None:
     assert score.f1 == pytest.approx(1.5 / 4)
     assert score.declined == 0.25
     assert score.cites_gold == 0.25
-    assert score.unverified == pytest.approx(1 / 3)  # of the 3 answered, one has no verified citation
+    assert score.unsupported == 0.25  # of all 4: one declined because no source backed its reply
     assert score.marker_only == pytest.approx(1 / 3)
     # ttft of the three streamed answers, sorted 1, 2, 3: p50 = 2; p95 at position 1.9 = 2 + 0.9
     assert score.ttft_p50_s == 2.0
@@ -244,8 +252,8 @@ def test_summary_of_a_group_without_gold_answers_or_answers() -> None:
     score = summarize("out-of-corpus", records)
     assert (score.declined, score.answered) == (1.0, 0)
     assert (score.correct, score.f1, score.cites_gold) == (None, None, None)
-    assert (score.unverified, score.marker_only, score.ttft_p50_s, score.ttft_p95_s) == (
-        None,
+    assert (score.unsupported, score.marker_only, score.ttft_p50_s, score.ttft_p95_s) == (
+        0.0,
         None,
         None,
         None,

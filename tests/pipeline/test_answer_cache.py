@@ -70,8 +70,8 @@ def test_hit_returns_the_stored_answer_without_loading_the_generator(project: Pa
 
 
 def test_a_hit_keeps_the_sources_attached_by_meaning_and_embeds_nothing_again(project: Path) -> None:
-    # No source holds these words: the meaning stage (the real embedder) is what checks the sentence.
-    paraphrase = ScriptedGenerator(lambda _: "Linux installs require two gigabytes of storage.")
+    # No source holds the second sentence's words: the meaning stage (the real embedder) checks it.
+    paraphrase = ScriptedGenerator(lambda _: f"{ANSWER} Linux installs require two gigabytes of storage.")
     first = _session(project, paraphrase).ask(QUESTION)
     assert any(t.stage == "meaning" for t in first.trace)
     second = _session(project, None).ask(QUESTION)

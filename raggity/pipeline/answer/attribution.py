@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from raggity.core.types import Answer, Citation
+from raggity.core.types import Citation
 from raggity.pipeline.answer.citations import (
     SENTENCE_STOP,
     SUPPORT_THRESHOLD,
@@ -26,7 +26,6 @@ from raggity.pipeline.answer.injection import instruction_warning, sensitive_spa
 from raggity.pipeline.answer.prompt import PromptSource
 
 # Shown (and put in --json) when no sentence of a non-declined answer could be tied to a source.
-UNVERIFIED_NOTE = "Could not verify this answer: no source contains what it says. Check the sources yourself."
 REMOVED_VALUE = "(removed: not found in any source)"
 
 # A sentence's stop owns the markers right after it, and a space or the end follows. It ends a
@@ -188,12 +187,6 @@ def _citation(source: PromptSource, *, supported: bool) -> Citation:
         supported=supported,
         warning=instruction_warning(source.text),  # what the model read
     )
-
-
-def verification_note(answer: Answer) -> str | None:
-    """The fixed note for an answer that no source verifies (None for a declined or verified one)."""
-    declined = answer.abstained or answer.refused
-    return None if declined or answer.verified else UNVERIFIED_NOTE
 
 
 def flag_sources(citations: Sequence[Citation]) -> tuple[Citation, ...]:
