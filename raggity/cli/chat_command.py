@@ -201,7 +201,7 @@ def show_turn(turn: Turn, *, streamed: bool) -> None:
     answer = turn.answer
     if streamed:
         sys.stdout.write("\n")
-    if answer.declined or not streamed:  # after a streamed reply no source supports, the decline
+    if answer.declined or not streamed:  # a decline also follows a streamed reply that no source supports
         out.print(Text(printable(answer.text)))
     if turn.question != turn.text.strip():
         out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))

@@ -321,7 +321,7 @@ def ask(
         return
     if streamed:
         sys.stdout.write("\n")
-    if answer.declined or not streaming:  # after a streamed reply no source supports, the decline
+    if answer.declined or not streaming:  # a decline also follows a streamed reply that no source supports
         print_answer(out, answer.text)
     print_footer(out, answer)
     if trace:

@@ -3,12 +3,12 @@
 Paragraphs, headings, lists, tables and `<pre>` blocks are separated by a blank line; other block
 elements (list items, divs, table rows, definition terms) end a line, and a list item starts with a
 bullet ("- ", or "3. " in a numbered list), as in Markdown: without one, the items of a list (a
-table of contents, a list of options) read as one sentence running from line to line; table cells are joined with
-" | ", and inside a cell every break is a space, so that a row stays one line (Sphinx wraps each
-cell's text in `<p>`). A row of one cell is a paragraph of its own: DocBook lists each function as
-one, signature, description and example in a cell, and on lines of one paragraph they read as one
-text running from row to row. Runs of whitespace collapse to one space except inside `<pre>` outside a cell,
-which is kept verbatim.
+table of contents, a list of options) read as one sentence running from line to line. Table cells
+are joined with " | ", and inside a cell every break is a space, so that a row stays one line
+(Sphinx wraps each cell's text in `<p>`). A row of one cell is a paragraph of its own: DocBook lists
+each function as one, signature, description and example in a cell, and on lines of one paragraph
+they read as one text running from row to row. Runs of whitespace collapse to one space except
+inside `<pre>` outside a cell, which is kept verbatim.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from raggity.pipeline.answer.citations import (
 from raggity.pipeline.answer.injection import instruction_warning, sensitive_spans
 from raggity.pipeline.answer.prompt import PromptSource
 
-# Shown (and put in --json) when no sentence of a non-declined answer could be tied to a source.
+# Put in place of a URL or credential-like value that no source holds.
 REMOVED_VALUE = "(removed: not found in any source)"
 
 # A sentence's stop owns the markers right after it, and a space or the end follows. It ends a

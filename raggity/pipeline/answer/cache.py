@@ -79,8 +79,8 @@ def answer_from_json(data: dict[str, Any]) -> Answer:
         (),
         cached=True,
         unsupported_sentences=tuple(str(s) for s in data["unsupported_sentences"]),
-        # Required: an entry from before it was recorded is a miss, answered anew, so that a
-        # reply no source supports can name the sources it read.
+        # Required: an entry from before it was recorded is a miss, answered anew, so that --json
+        # lists the sources the model read.
         sources_read=tuple(_citation_from_json(c) for c in data["sources_read"]),
     )
 
