@@ -36,8 +36,7 @@ def test_the_sources_read_survive_the_cache_and_an_older_entry_is_a_miss(tmp_pat
     restored = cache.get("new")
     assert restored is not None
     assert restored.sources_read == read
-    # An entry from before the sources read were kept: answered anew, so that an unverified answer
-    # can name the sources to check.
+    # An entry from before the sources read were kept: answered anew, so that --json lists them.
     older = answer_to_json(answer(Location(0, 0)))
     del older["sources_read"]
     cache.store.put("older", older)
