@@ -523,8 +523,8 @@ after break
 
 Second heading
 
-one
-two
+- one
+- two
 
 keep   spacing
   indented
@@ -575,7 +575,7 @@ def test_html_without_head_or_body_tags(tmp_path: Path) -> None:
         ("a<br><br>b", "a\n\nb"),
         ("a&nbsp;&nbsp; b&lt;c&#x41;", "a b<cA"),
         ("<p>x<b>y</b>z</p><p>w</p>", "xyz\n\nw"),
-        ("<ul><li>a<ul><li>b</li></ul></li><li>c</li></ul>", "a\n\nb\n\nc"),
+        ("<ul><li>a<ul><li>b</li></ul></li><li>c</li></ul>", "- a\n\n- b\n\n- c"),
         ("<table><td>a</td><td>b</td></table><table><td>c</td></table>", "a | b\n\nc"),
         # A row stays one line when its cells hold blocks, as Sphinx writes every cell (<td><p>..</p></td>).
         (
