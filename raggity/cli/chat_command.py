@@ -202,6 +202,8 @@ def show_turn(turn: Turn, *, streamed: bool) -> None:
     if streamed:
         sys.stdout.write("\n")
     if answer.declined or not streamed:  # a decline also follows a streamed reply that no source supports
+        if streamed:
+            out.print()  # set apart from the reply it judges
         out.print(Text(printable(answer.text)))
     if turn.question != turn.text.strip():
         out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))

@@ -322,6 +322,8 @@ def ask(
     if streamed:
         sys.stdout.write("\n")
     if answer.declined or not streaming:  # a decline also follows a streamed reply that no source supports
+        if streamed:
+            out.print()  # set apart from the reply it judges
         print_answer(out, answer.text)
     print_footer(out, answer)
     if trace:
