@@ -1,6 +1,7 @@
 """Every door a user opens (rag ask, rag chat, rag mcp's ask tool) makes the same decision on the
-same question: the same stages run, so an answer, a refusal by the model's judgement and an
-abstention by retrieval come out alike whichever door the question came through."""
+same question: the same stages run, so an answer, a refusal by the model's judgement, a reply no
+source supports and an abstention by retrieval come out alike whichever door the question came
+through."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ from tests.support import Messages
 ANSWERED = "How do I install frobnicator on Linux?"
 REFUSED = "How do I install frobnicator on macOS?"  # retrieved, then refused by the judgement below
 ABSTAINED = "What is the capital of Mongolia?"  # retrieval finds nothing close: no model at all
+UNSUPPORTED = "Who designed frobnicator for Linux?"  # answered with a reply no source supports
+MOON = "Frobnicator was designed on the Moon by penguins."
+
+
+def reply(messages: Messages) -> str:
+    if "designed" in messages[-1]["content"].rsplit("Question:", 1)[-1]:
+        return MOON
+    return scripted_chat(messages)
 
 
 def judge(messages: Messages, text: str) -> float:
@@ -31,7 +40,7 @@ def judge(messages: Messages, text: str) -> float:
 
 
 def session(index: Index) -> Raggity:
-    generator = ScriptedGenerator(scripted_chat, judge)
+    generator = ScriptedGenerator(reply, judge)
     return Raggity(load_config(index.config), embedder=index.embedder, generator=generator)
 
 
@@ -56,15 +65,21 @@ def through_mcp(index: Index, question: str) -> dict[str, Any]:
 
 def test_ask_chat_and_mcp_make_the_same_decision_on_the_same_questions(index: Index) -> None:
     decisions = {}
-    for question in (ANSWERED, REFUSED, ABSTAINED):
+    for question in (ANSWERED, REFUSED, ABSTAINED, UNSUPPORTED):
         asked = through_ask(index, question)
         assert through_chat(index, question) == asked, question
         assert through_mcp(index, question) == asked, question
-        decisions[question] = (asked["declined"], asked["refused"], asked["abstained"])
+        decisions[question] = (
+            asked["declined"],
+            asked["refused"],
+            asked["abstained"],
+            asked["unsupported_reply"],
+        )
 
-    # The three questions do reach the three decisions, so the agreement above covers each of them.
+    # The questions do reach the four decisions, so the agreement above covers each of them.
     assert decisions == {
-        ANSWERED: (False, False, False),
-        REFUSED: (True, True, False),
-        ABSTAINED: (True, False, True),
+        ANSWERED: (False, False, False, None),
+        REFUSED: (True, True, False, None),
+        ABSTAINED: (True, False, True, None),
+        UNSUPPORTED: (True, True, False, MOON),
     }
