@@ -217,6 +217,13 @@ def test_list_items_start_with_a_bullet_as_in_markdown(tmp_path: Path) -> None:
     )
 
 
+def test_a_heading_in_a_list_item_starts_with_its_title_not_a_bullet(tmp_path: Path) -> None:
+    document = read_html(tmp_path, "<ul><li><h3 id='s'>Setup</h3><p>Run it.</p></li><li>Next</li></ul>")
+    assert document.text == "Setup\n\nRun it.\n\n- Next"
+    [heading] = document.headings
+    assert document.text[heading.offset :].startswith(heading.title)
+
+
 def test_title_heads_a_page_without_headings(tmp_path: Path) -> None:
     page = "<title>Release notes</title><body><a name='v2'></a><p>Version 2 is out.</p></body>"
     document = read_html(tmp_path, page)

@@ -127,6 +127,9 @@ class TextLayout:
         level = _TERM_LEVEL if tag == "dt" and anchor else _HEADINGS.get(tag)
         # A heading starts a line; inside a cell it is part of its row.
         if level is not None and self._heading is None and not self._cell_depth:
+            # A heading starts its line with its title, in a list item too: its offset is where the
+            # title is, and a bullet before it would sit inside the heading's text.
+            self._bullet = ""
             self._heading = (self._length, level, [])
             self._heading_tag = tag
             holders = tuple(e for e in self._open if e is not None)
