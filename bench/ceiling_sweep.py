@@ -24,6 +24,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from bench.docs_ask import relative_citations
 from raggity.api.evaluate import corpus_documents
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
@@ -61,10 +62,8 @@ def main() -> None:
     session = Raggity(replace(config, index=IndexConfig(str(args.index.resolve())), source=config.source))
     if args.docs is not None:
         session.ingest([args.docs])
-        prefix = str(args.docs.resolve()) + "/"
     else:
         session.index_documents(corpus_documents(dataset))
-        prefix = ""
     settings = session.settings()
     off = replace(settings, answerability=Thresholds(settings.answerability.min_coverage, 1.0))
     rows = []
@@ -77,8 +76,8 @@ def main() -> None:
             settings=off,
             use_cache=False,
         )
-        cited = tuple(replace(c, source=c.source.removeprefix(prefix)) for c in answer.citations)
-        record = score_answer(case, replace(answer, citations=cited), None, 0.0)
+        named = relative_citations(answer, args.docs) if args.docs is not None else answer
+        record = score_answer(case, named, None, 0.0)
         judgement = next((t.detail for t in answer.trace if t.stage == "model-judgement"), {})
         rows.append(
             {

@@ -28,19 +28,27 @@ from raggity.evaluation.answer_run import run_cases, sample_cases, summarize_all
 from raggity.evaluation.dataset import load_beir
 
 
+def relative_citations(answer: Answer, root: Path) -> Answer:
+    """`answer` with each cited source named by its path under `root`, as a corpus id is."""
+    prefix = str(root.resolve()) + "/"
+    return replace(
+        answer, citations=tuple(replace(c, source=c.source.removeprefix(prefix)) for c in answer.citations)
+    )
+
+
 class RelativeSources:
     """Asks through the session and names each cited source by its path under `root`."""
 
     def __init__(self, session: Raggity, root: Path) -> None:
         self._session = session
-        self._prefix = str(root.resolve()) + "/"
+        self._root = root
 
     def ask(
         self, question: str, *, on_token: Callable[[str], None] | None = None, use_cache: bool | None = None
     ) -> Answer:
-        answer = self._session.ask(question, on_token=on_token, use_cache=use_cache)
-        cited = tuple(replace(c, source=c.source.removeprefix(self._prefix)) for c in answer.citations)
-        return replace(answer, citations=cited)
+        return relative_citations(
+            self._session.ask(question, on_token=on_token, use_cache=use_cache), self._root
+        )
 
 
 def main() -> None:
