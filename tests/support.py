@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,18 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 def this_checkout(env: dict[str, str]) -> dict[str, str]:
     """`env` with this checkout first on PYTHONPATH: the console script may belong to another worktree."""
     return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))}
+
+
+def interruptible(args: Sequence[str], **popen: Any) -> subprocess.Popen[str]:
+    """`subprocess.Popen(args, text=True, **popen)` of a child that Ctrl-C reaches as it would from a
+    terminal. A run of the suite started in the background by a script (`make test &`) has SIGINT
+    ignored, and an ignored signal stays ignored through exec: the child would never see the
+    interrupt a test sends it, and exit 0. A handler is reset to the default at exec instead."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, text=True, **popen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def rag(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ from raggity.config.schema import GenerationConfig
 from raggity.inference.generator import LlamaGenerator
 from raggity.models.registry import resolve_generator
 from tests.isolation import isolated_state
-from tests.support import this_checkout
+from tests.support import interruptible, this_checkout
 
 SCHEMA: dict[str, object] = {
     "type": "object",
@@ -103,11 +103,10 @@ def test_ctrl_c_while_the_weights_load_ends_the_wait_at_once_and_its_message_is_
     was raised only once the model had loaded."""
     with isolated_state(_state_dirs):
         gguf = resolve_generator(GenerationConfig(model="qwen2.5-coder-0.5b-instruct"), Path(".")).gguf
-    child = subprocess.Popen(
+    child = interruptible(
         [sys.executable, "-c", LOADING_CHILD, str(gguf)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         env=this_checkout(dict(os.environ)),
     )
     # llama-cpp-python points stderr at /dev/null while llama.cpp loads: the load is under way.

@@ -29,7 +29,15 @@ from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import LEASE, current_commit
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
-from tests.support import RAG, assert_clean_error, rag, this_checkout, write_config, write_corpus
+from tests.support import (
+    RAG,
+    assert_clean_error,
+    interruptible,
+    rag,
+    this_checkout,
+    write_config,
+    write_corpus,
+)
 
 QUERIES = [
     "How do I install frobnicator on Linux?",
@@ -299,13 +307,12 @@ def test_ctrl_c_mid_ingest_releases_the_lease_and_publishes_nothing(s3: S3Server
     )
 
     # One chunk per append: the ingest is still writing when the interrupt comes.
-    proc = subprocess.Popen(
+    proc = interruptible(
         [str(RAG), "--config", str(remote), "ingest", "docs"],
         cwd=tmp_path,
         env=this_checkout(_env(RAGGITY_BATCH_CHUNKS="1")),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     table = location.child("lancedb", "chunks.lance")
     while proc.poll() is None:
