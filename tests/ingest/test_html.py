@@ -22,7 +22,8 @@ def read_html(tmp_path: Path, page: str, *, max_chars: int = 5_000_000) -> Docum
 
 
 def titles(document: Document) -> list[tuple[int, str]]:
-    return [(heading.level, heading.title) for heading in document.headings]
+    """The titled headings; one without a title only ends the entry of a definition list."""
+    return [(heading.level, heading.title) for heading in document.headings if heading.title]
 
 
 def anchor_names(document: Document) -> list[str]:
@@ -375,3 +376,87 @@ def test_a_note_heading_inside_a_definition_cites_its_entry(tmp_path: Path) -> N
     document = read_html(tmp_path, page)
     chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=16, parent_tokens=16))
     assert _anchor_of(chunks, "print your current working directory") == "APP-PSQL-META-COMMAND-CD"
+
+
+def _settings_reference(entries: int) -> str:
+    """An asciidoc page like git-config's: a section of id-less terms, each a setting and its text."""
+    items = "".join(
+        f'<dt class="hdlist1">core.setting{n}</dt><dd><p>Setting {n} changes how the tool treats file {n}. '
+        "It is read at start-up, and its default is false unless the platform says otherwise.</p></dd>"
+        for n in range(entries)
+    )
+    return f'<div class="sect2"><h3 id="_variables">Variables</h3><div class="dlist"><dl>{items}</dl></div></div>'
+
+
+def test_the_terms_of_a_reference_list_head_their_entries(tmp_path: Path) -> None:
+    # git-config's list of every setting is one <dl> without ids: as one run of text, its chunks
+    # began mid-entry under the trail "Variables", not at the setting a question names.
+    document = read_html(tmp_path, _settings_reference(30))
+    assert titles(document) == [(3, "Variables"), *[(7, f"core.setting{n}") for n in range(30)]]
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(chunk_tokens=256, parent_tokens=1024))
+    [entry] = [c for c in chunks if "Setting 17 changes" in c.text]
+    assert entry.text.startswith("core.setting17\n")
+    assert entry.heading == "Variables > core.setting17"
+    # The entry has no id: it opens at its section, not at the entry before it.
+    assert entry.location.anchor == "_variables"
+
+
+def test_a_short_definition_list_stays_with_its_text(tmp_path: Path) -> None:
+    document = read_html(tmp_path, _settings_reference(3))
+    assert titles(document) == [(3, "Variables")]
+
+
+def test_a_short_list_inside_a_reference_entry_stays_in_that_entry(tmp_path: Path) -> None:
+    inner = "<dl><dt>true</dt><dd><p>Always.</p></dd><dt>false</dt><dd><p>Never.</p></dd></dl>"
+    page = _settings_reference(30).replace("<dd><p>Setting 5 ", f"<dd>{inner}<p>Setting 5 ")
+    document = read_html(tmp_path, page)
+    assert titles(document) == [(3, "Variables"), *[(7, f"core.setting{n}") for n in range(30)]]
+
+
+def test_an_id_less_term_after_an_anchored_one_opens_at_its_section(tmp_path: Path) -> None:
+    # DocBook mixes anchored and plain terms in one list: a plain one is not part of its sibling.
+    entries = "".join(
+        f"<dt{f' id=CMD-{n}' if n % 2 == 0 else ''}>\\cmd{n}</dt><dd><p>Command {n} prints the state of "
+        f"connection {n} and the server's settings that apply to it, one per line.</p></dd>"
+        for n in range(20)
+    )
+    page = f'<div class="refsect2" id="META"><h3>Meta-Commands</h3><dl>{entries}</dl></div>'
+    chunks = chunk_document(read_html(tmp_path, page), tokenizer(), ChunkingSettings(256, 1024))
+    assert _anchor_of(chunks, "Command 4 prints") == "CMD-4"
+    assert _anchor_of(chunks, "Command 5 prints") == "META"
+
+
+def test_a_reference_list_inside_an_api_entry_keeps_the_entry_in_the_trail(tmp_path: Path) -> None:
+    # Sphinx: a long "Parameters" field list inside the definition of <dt id="tool.run">.
+    fields = _settings_reference(30).removeprefix('<div class="sect2"><h3 id="_variables">Variables</h3>')
+    page = f'<h1>tool</h1><dl><dt id="tool.run">tool.run(options)</dt><dd><p>Runs it.</p>{fields}</dd></dl>'
+    document = read_html(tmp_path, page)
+    assert titles(document)[:3] == [(1, "tool"), (7, "tool.run(options)"), (8, "core.setting0")]
+    chunks = chunk_document(document, tokenizer(), ChunkingSettings(256, 1024))
+    [entry] = [c for c in chunks if "Setting 17 changes" in c.text]
+    assert entry.heading == "tool > tool.run(options) > core.setting17"
+    assert entry.location.anchor == "tool.run"
+
+
+def test_the_text_after_a_reference_list_is_its_section_again(tmp_path: Path) -> None:
+    # git-merge: a paragraph after the list of strategies is about all of them, not the last one.
+    page = _settings_reference(30).replace(
+        "</dl></div></div>", "</dl></div><p>All of these settings are read again by every command.</p></div>"
+    )
+    chunks = chunk_document(read_html(tmp_path, page), tokenizer(), ChunkingSettings(256, 1024))
+    [after] = [c for c in chunks if "read again by every command" in c.text]
+    assert after.text.startswith("All of these settings")
+    assert after.heading == "Variables"
+    assert after.location.anchor == "_variables"
+
+
+def test_the_text_after_an_api_entry_list_is_not_the_last_entrys(tmp_path: Path) -> None:
+    page = (
+        '<section id="funcs"><h2>Functions</h2><dl><dt id="f">f()</dt><dd><p>Does f.</p></dd>'
+        '<dt id="g">g()</dt><dd><p>Does g.</p></dd></dl><p>Both functions raise on error.</p></section>'
+    )
+    chunks = chunk_document(read_html(tmp_path, page), tokenizer(), ChunkingSettings(256, 1024))
+    [entry] = [c for c in chunks if "Does g." in c.text]
+    assert (entry.heading, entry.location.anchor) == ("Functions > g()", "g")
+    [after] = [c for c in chunks if "Both functions" in c.text]
+    assert (after.heading, after.location.anchor) == ("Functions", "funcs")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from raggity.core.types import Anchor, Heading
 from raggity.ingest.readers.errors import TooMuchTextError
@@ -33,8 +33,15 @@ _LINES = frozenset(
 _CELLS = frozenset({"td", "th"})
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 # A definition term with an id (a Sphinx or DocBook API entry: <dt id="copy.deepcopy">) heads its
-# definition one level below h6, so that a chunk starts there and its citation opens at the entry.
+# definition one level below h6 (a list nested in a definition, one more), so that a chunk starts
+# there and its citation opens at the entry.
 _TERM_LEVEL = 7
+# A term without an id heads its definition too when its list is a reference list: longer than a
+# chunk of the default size (256 tokens, about 1,000-1,500 characters of English). git-config's one
+# list of every setting is 300 KB: as one run of text its chunks begin mid-entry, under the trail
+# "Variables", and the entry a question names is hard to find. A shorter list (a few options in a
+# tutorial) stays with the text around it rather than making chunks of a line each.
+_REFERENCE_LIST_CHARS = 2_000
 _TERM_TITLE_CHARS = 80
 _SPACES = re.compile(r"\s+")
 # Empty link targets placed just before a heading (`<a name="x"></a><h2>`) name that heading.
@@ -61,6 +68,18 @@ class _HeadingStart:
     term: str | None  # the innermost definition list entry with an id that the heading sits in
 
 
+@dataclass
+class _TermList:
+    """An open <dl>: where its text starts, the level of its terms, whether a term with an id
+    heads an entry, and the headings of its terms without an id, which stay headings only if it
+    turns out to be a reference list."""
+
+    start: int
+    level: int
+    anchored_terms: bool = False
+    plain_terms: list[_HeadingStart] = field(default_factory=list)
+
+
 class TextLayout:
     """Receives start tags, end tags and text in document order; builds the text, headings, anchors.
 
@@ -85,6 +104,8 @@ class TextLayout:
         self._open: list[_Element | None] = []
         # Per open <dl>, the id of its latest <dt id>: a DocBook "Tip" <h3> inside the <dd> belongs to it.
         self._terms: list[str | None] = []
+        self._term_lists: list[_TermList] = []  # per open <dl>
+        self._open_term: _HeadingStart | None = None  # the open id-less <dt>'s heading start
         self._text_end = 0
         # Per open <ul> or <ol>, the number of its last item (None: a bulleted list).
         self._lists: list[int | None] = []
@@ -124,7 +145,10 @@ class TextLayout:
             self._row_cells = 0
         if tag == "pre":
             self._pre_depth += 1
-        level = _TERM_LEVEL if tag == "dt" and anchor else _HEADINGS.get(tag)
+        if tag == "dt" and (anchor or self._term_lists):
+            level: int | None = self._term_lists[-1].level if self._term_lists else _TERM_LEVEL
+        else:
+            level = _HEADINGS.get(tag)
         # A heading starts a line; inside a cell it is part of its row.
         if level is not None and self._heading is None and not self._cell_depth:
             # A heading starts its line with its title, in a list item too: its offset is where the
@@ -133,10 +157,17 @@ class TextLayout:
             self._heading = (self._length, level, [])
             self._heading_tag = tag
             holders = tuple(e for e in self._open if e is not None)
-            term = next((t for t in reversed(self._terms) if t), None)
+            # A term's own list holds its earlier siblings, not an entry that holds it.
+            enclosing = self._terms[:-1] if tag == "dt" else self._terms
+            term = next((t for t in reversed(enclosing) if t), None)
             self._heading_start = _HeadingStart(anchor, self._text_end, holders, term)
+            if tag == "dt" and not anchor:
+                self._open_term = self._heading_start
         if tag == "dl":
             self._terms.append(None)
+            # A list inside an entry's definition (Sphinx's "Parameters" list of a function) heads
+            # a level below it, so that the trail keeps the entry: "copy.replace > Parameters".
+            self._term_lists.append(_TermList(self._length, _TERM_LEVEL + len(self._term_lists)))
         elif tag == "dt" and self._terms:
             self._terms[-1] = anchor
         element = _Element(anchor, tag, self._length) if anchor else None
@@ -149,6 +180,7 @@ class TextLayout:
             self._open.pop()
         if tag == "dl" and self._terms:
             self._terms.pop()
+            self._end_term_list()
         elif tag in ("ul", "ol") and self._lists:
             self._lists.pop()
         elif tag == "li":
@@ -164,6 +196,13 @@ class TextLayout:
             if title and self._heading_start is not None:
                 self._headings.append(Heading(offset=start, level=level, title=title))
                 self._heading_starts.append(self._heading_start)
+                if tag == "dt" and self._term_lists:
+                    terms = self._term_lists[-1]
+                    if self._heading_start is self._open_term:
+                        terms.plain_terms.append(self._heading_start)
+                    else:
+                        terms.anchored_terms = True
+            self._open_term = None
         if tag in _CELLS:
             self._cell_depth = max(0, self._cell_depth - 1)
         elif self._cell_depth and (tag in _PARAGRAPHS or tag in _LINES):
@@ -190,6 +229,26 @@ class TextLayout:
         if collapsed:
             self._emit(collapsed)
         self._pending_space = self._pending_space or trailing_space
+
+    def _end_term_list(self) -> None:
+        """At a </dl>: the id-less terms of a list shorter than a reference list are not headings
+        after all, and the last entry of a list whose terms head their entries ends here."""
+        if not self._term_lists:
+            return
+        terms = self._term_lists.pop()
+        plain_kept = self._length - terms.start >= _REFERENCE_LIST_CHARS
+        if terms.plain_terms and not plain_kept:
+            dropped = {id(term) for term in terms.plain_terms}
+            kept = [k for k, s in enumerate(self._heading_starts) if id(s) not in dropped]
+            self._headings = [self._headings[k] for k in kept]
+            self._heading_starts = [self._heading_starts[k] for k in kept]
+        if terms.anchored_terms or (terms.plain_terms and plain_kept):
+            # A heading with no title closes the last entry: the text after the list (git-merge's
+            # paragraph after its list of strategies) is the section's again, not the last term's.
+            holders = tuple(e for e in self._open if e is not None)
+            term = next((t for t in reversed(self._terms) if t), None)
+            self._headings.append(Heading(offset=self._length, level=terms.level, title=""))
+            self._heading_starts.append(_HeadingStart(None, self._text_end, holders, term))
 
     def _emit(self, piece: str) -> None:
         if not piece:
