@@ -130,15 +130,21 @@ def _sections(text: str, headings: Sequence[Heading], *, merge_bare: bool = True
     stack: list[Heading] = []
     start, trail, major = 0, "", -1
     in_range = (h for h in headings if 0 <= h.offset <= len(text))
-    previous: int | None = None
+    previous: Heading | None = None
     for k, heading in enumerate(sorted(in_range, key=lambda h: h.offset)):
         # A heading with no body of its own ("# Guide" right before "## Install") joins the next
-        # section instead of becoming a chunk that holds nothing but a title.
-        merge = merge_bare and previous is not None and _only_heading(text[previous : heading.offset])
+        # section instead of becoming a chunk that holds nothing but a title. After a heading
+        # without a title (the end of an HTML definition list), a short line is text, not a title.
+        merge = (
+            merge_bare
+            and previous is not None
+            and bool(previous.title.strip())
+            and _only_heading(text[previous.offset : heading.offset])
+        )
         if heading.offset > start and not merge:
             sections.append(_Section(start, heading.offset, trail, major))
             start = heading.offset
-        previous = heading.offset
+        previous = heading
         while stack and stack[-1].level >= heading.level:
             stack.pop()
         stack.append(heading)

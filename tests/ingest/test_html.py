@@ -385,7 +385,11 @@ def _settings_reference(entries: int) -> str:
         "It is read at start-up, and its default is false unless the platform says otherwise.</p></dd>"
         for n in range(entries)
     )
-    return f'<div class="sect2"><h3 id="_variables">Variables</h3><div class="dlist"><dl>{items}</dl></div></div>'
+    # asciidoc wraps the whole page in <div id="content">; only the section headings have ids.
+    return (
+        f'<div id="content"><div class="sect2"><h3 id="_variables">Variables</h3><div class="dlist"><dl>{items}'
+        "</dl></div></div></div>"
+    )
 
 
 def test_the_terms_of_a_reference_list_head_their_entries(tmp_path: Path) -> None:
@@ -428,7 +432,9 @@ def test_an_id_less_term_after_an_anchored_one_opens_at_its_section(tmp_path: Pa
 
 def test_a_reference_list_inside_an_api_entry_keeps_the_entry_in_the_trail(tmp_path: Path) -> None:
     # Sphinx: a long "Parameters" field list inside the definition of <dt id="tool.run">.
-    fields = _settings_reference(30).removeprefix('<div class="sect2"><h3 id="_variables">Variables</h3>')
+    fields = _settings_reference(30).removeprefix(
+        '<div id="content"><div class="sect2"><h3 id="_variables">Variables</h3>'
+    )
     page = f'<h1>tool</h1><dl><dt id="tool.run">tool.run(options)</dt><dd><p>Runs it.</p>{fields}</dd></dl>'
     document = read_html(tmp_path, page)
     assert titles(document)[:3] == [(1, "tool"), (7, "tool.run(options)"), (8, "core.setting0")]
@@ -440,14 +446,20 @@ def test_a_reference_list_inside_an_api_entry_keeps_the_entry_in_the_trail(tmp_p
 
 def test_the_text_after_a_reference_list_is_its_section_again(tmp_path: Path) -> None:
     # git-merge: a paragraph after the list of strategies is about all of them, not the last one.
-    page = _settings_reference(30).replace(
-        "</dl></div></div>", "</dl></div><p>All of these settings are read again by every command.</p></div>"
+    page = (
+        _settings_reference(30).replace(
+            "</dl></div></div>",
+            "</dl></div><p>All of these settings are read again by every command.</p></div>",
+        )
+        + '<h2 id="next">Next</h2><p>The next section.</p>'
     )
     chunks = chunk_document(read_html(tmp_path, page), tokenizer(), ChunkingSettings(256, 1024))
     [after] = [c for c in chunks if "read again by every command" in c.text]
-    assert after.text.startswith("All of these settings")
-    assert after.heading == "Variables"
-    assert after.location.anchor == "_variables"
+    assert after.text.strip() == "All of these settings are read again by every command."
+    assert (after.heading, after.location.anchor) == ("Variables", "_variables")
+    # One short line after the list is text, not a title: it does not join the next section.
+    [following] = [c for c in chunks if "The next section" in c.text]
+    assert (following.heading, following.location.anchor) == ("Next", "next")
 
 
 def test_the_text_after_an_api_entry_list_is_not_the_last_entrys(tmp_path: Path) -> None:
@@ -460,3 +472,8 @@ def test_the_text_after_an_api_entry_list_is_not_the_last_entrys(tmp_path: Path)
     assert (entry.heading, entry.location.anchor) == ("Functions > g()", "g")
     [after] = [c for c in chunks if "Both functions" in c.text]
     assert (after.heading, after.location.anchor) == ("Functions", "funcs")
+
+
+def test_a_heading_inside_a_term_is_the_title(tmp_path: Path) -> None:
+    page = '<h2 id="s">Sec</h2><dl><dt><h3 id="t">Title</h3></dt><dd><p>Short text.</p></dd></dl>'
+    assert titles(read_html(tmp_path, page)) == [(2, "Sec"), (3, "Title")]
