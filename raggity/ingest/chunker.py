@@ -134,13 +134,12 @@ def _sections(text: str, headings: Sequence[Heading], *, merge_bare: bool = True
     for k, heading in enumerate(sorted(in_range, key=lambda h: h.offset)):
         # A heading with no body of its own ("# Guide" right before "## Install") joins the next
         # section instead of becoming a chunk that holds nothing but a title. After a heading
-        # without a title (the end of an HTML definition list), a short line is text, not a title.
-        merge = (
-            merge_bare
-            and previous is not None
-            and bool(previous.title.strip())
-            and _only_heading(text[previous.offset : heading.offset])
-        )
+        # without a title (the end of an HTML definition list) a short line is text, not a title:
+        # it joins the next entry of its section ("X has these methods:" before a list), never a
+        # section of a higher level.
+        merge = merge_bare and previous is not None and _only_heading(text[previous.offset : heading.offset])
+        if merge and previous is not None and not previous.title.strip() and heading.level < previous.level:
+            merge = not text[previous.offset : heading.offset].strip()
         if heading.offset > start and not merge:
             sections.append(_Section(start, heading.offset, trail, major))
             start = heading.offset

@@ -477,3 +477,21 @@ def test_the_text_after_an_api_entry_list_is_not_the_last_entrys(tmp_path: Path)
 def test_a_heading_inside_a_term_is_the_title(tmp_path: Path) -> None:
     page = '<h2 id="s">Sec</h2><dl><dt><h3 id="t">Title</h3></dt><dd><p>Short text.</p></dd></dl>'
     assert titles(read_html(tmp_path, page)) == [(2, "Sec"), (3, "Title")]
+
+
+def test_entries_without_a_body_and_a_line_that_introduces_entries_join_the_next_entry(
+    tmp_path: Path,
+) -> None:
+    # Sphinx: read() and readline() share readlines()'s description, each in a <dl> of its own;
+    # "It also has:" introduces the entries after it.
+    page = (
+        '<h2 id="m">Methods</h2><dl><dt id="read">read()</dt><dd></dd></dl>'
+        '<dl><dt id="readline">readline()</dt><dd><p>Reads from the stream.</p></dd></dl>'
+        '<p>It also has:</p><dl><dt id="close">close()</dt><dd><p>Closes the stream.</p></dd></dl>'
+    )
+    chunks = chunk_document(read_html(tmp_path, page), tokenizer(), ChunkingSettings(256, 1024))
+    [aliases] = [c for c in chunks if "Reads from the stream" in c.text]
+    assert "read()\n\nreadline()\n\nReads from the stream." in aliases.text
+    [close] = [c for c in chunks if "Closes the stream" in c.text]
+    assert close.text.startswith("It also has:")
+    assert close.heading == "Methods > close()"
