@@ -89,12 +89,14 @@ class _HeadingStart:
 @dataclass
 class _TermList:
     """An open <dl>: where its text starts, the level of its terms, the number of headings before
-    it, whether a term with an id heads an entry, and the headings of its terms without an id,
-    which stay headings only if it turns out to be a reference list."""
+    it, the id of its latest term (a DocBook "Tip" <h3> inside the <dd> belongs to that entry),
+    whether a term with an id heads an entry, and the headings of its terms without an id, which
+    stay headings only if it turns out to be a reference list."""
 
     start: int
     level: int
     headings_before: int
+    entry: str | None = None
     anchored_terms: bool = False
     plain_terms: list[_HeadingStart] = field(default_factory=list)
 
@@ -122,8 +124,6 @@ class TextLayout:
         self._elements: list[_Element] = []
         self._open: list[_Element | None] = []
         self._holders: _Holders | None = None
-        # Per open <dl>, the id of its latest <dt id>: a DocBook "Tip" <h3> inside the <dd> belongs to it.
-        self._terms: list[str | None] = []
         self._term_lists: list[_TermList] = []  # per open <dl>
         self._open_term: _HeadingStart | None = None  # the open id-less <dt>'s heading start
         self._text_end = 0
@@ -167,13 +167,12 @@ class TextLayout:
             self._pre_depth += 1
         self._maybe_open_heading(tag, anchor)
         if tag == "dl":
-            self._terms.append(None)
             # A list inside an entry's definition (Sphinx's "Parameters" list of a function) heads
             # a level below it, so that the trail keeps the entry: "copy.replace > Parameters".
             term_level = _TERM_LEVEL + len(self._term_lists)
             self._term_lists.append(_TermList(self._length, term_level, len(self._headings)))
-        elif tag == "dt" and self._terms:
-            self._terms[-1] = anchor
+        elif tag == "dt" and self._term_lists:
+            self._term_lists[-1].entry = anchor
         element = _Element(anchor, tag, self._length) if anchor else None
         if element is not None:
             self._elements.append(element)
@@ -200,8 +199,8 @@ class TextLayout:
         self._heading = (self._length, level, [])
         self._heading_tag = tag
         # A term's own list holds its earlier siblings, not an entry that holds it.
-        enclosing = self._terms[:-1] if tag == "dt" else self._terms
-        term = next((t for t in reversed(enclosing) if t), None)
+        enclosing = self._term_lists[:-1] if tag == "dt" else self._term_lists
+        term = _innermost_entry(enclosing)
         plain = tag == "dt" and not anchor
         self._heading_start = _HeadingStart(anchor, self._text_end, self._holders, term, plain)
         self._open_term = self._heading_start if plain else None
@@ -209,8 +208,7 @@ class TextLayout:
     def end(self, tag: str) -> None:
         if self._open and self._open.pop() is not None and self._holders is not None:
             self._holders = self._holders.outer
-        if tag == "dl" and self._terms:
-            self._terms.pop()
+        if tag == "dl" and self._term_lists:
             self._end_term_list()
         elif tag in ("ul", "ol") and self._lists:
             self._lists.pop()
@@ -264,8 +262,6 @@ class TextLayout:
     def _end_term_list(self) -> None:
         """At a </dl>: the id-less terms of a list shorter than a reference list are not headings
         after all, and the last entry of a list whose terms head their entries ends here."""
-        if not self._term_lists:
-            return
         terms = self._term_lists.pop()
         plain_kept = self._length - terms.start >= _REFERENCE_LIST_CHARS
         if terms.plain_terms and not plain_kept:
@@ -281,7 +277,7 @@ class TextLayout:
         if terms.anchored_terms or (terms.plain_terms and plain_kept):
             # A heading with no title closes the last entry: the text after the list (git-merge's
             # paragraph after its list of strategies) is the section's again, not the last term's.
-            term = next((t for t in reversed(self._terms) if t), None)
+            term = _innermost_entry(self._term_lists)
             self._headings.append(Heading(offset=self._length, level=terms.level, title=""))
             self._heading_starts.append(_HeadingStart(None, self._text_end, self._holders, term, True))
 
@@ -328,6 +324,11 @@ class TextLayout:
         # A heading opened before a break (e.g. <h2><div>..) starts after it.
         if self._heading is not None and not self._heading[2]:
             self._heading = (self._length, self._heading[1], self._heading[2])
+
+
+def _innermost_entry(lists: list[_TermList]) -> str | None:
+    """The id of the innermost definition list entry with an id among `lists` (outermost first)."""
+    return next((t.entry for t in reversed(lists) if t.entry), None)
 
 
 def _anchors(elements: list[_Element], headings: list[Heading], starts: list[_HeadingStart]) -> list[Anchor]:
