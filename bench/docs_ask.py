@@ -28,11 +28,15 @@ from raggity.evaluation.answer_run import run_cases, sample_cases, summarize_all
 from raggity.evaluation.dataset import load_beir
 
 
+def relative_source(source: str, root: Path) -> str:
+    """An indexed source named by its path under `root`, as a corpus id is."""
+    return source.removeprefix(str(root.resolve()) + "/")
+
+
 def relative_citations(answer: Answer, root: Path) -> Answer:
-    """`answer` with each cited source named by its path under `root`, as a corpus id is."""
-    prefix = str(root.resolve()) + "/"
+    """`answer` with each cited source named by its path under `root`."""
     return replace(
-        answer, citations=tuple(replace(c, source=c.source.removeprefix(prefix)) for c in answer.citations)
+        answer, citations=tuple(replace(c, source=relative_source(c.source, root)) for c in answer.citations)
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.docs_ask import relative_source
 from bench.docs_questions import fact_present
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
@@ -32,9 +33,8 @@ def question_rows(beir: Path) -> list[dict[str, Any]]:
 
 
 def retrieval_row(session: Raggity, question: dict[str, Any], root: Path, k: int | None) -> dict[str, Any]:
-    prefix = str(root.resolve()) + "/"
     hits = session.search(question["question"], k=k).candidates
-    pages = [hit.chunk.source.removeprefix(prefix) for hit in hits]
+    pages = [relative_source(hit.chunk.source, root) for hit in hits]
     text = "\n".join(f"{hit.chunk.heading}\n{hit.chunk.text}" for hit in hits)
     facts = question["key_facts"]
     found = [fact for fact in facts if fact_present(fact, text)]
