@@ -196,15 +196,10 @@ def stream_piece(piece: str) -> None:
 
 
 def show_turn(turn: Turn, *, streamed: bool) -> None:
-    from raggity.cli.render import print_footer  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import finish_reply, print_footer  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     answer = turn.answer
-    if streamed:
-        sys.stdout.write("\n")
-    if answer.declined or not streamed:  # a decline also follows a streamed reply that no source supports
-        if streamed:
-            out.print()  # set apart from the reply it judges
-        out.print(Text(printable(answer.text)))
+    finish_reply(out, answer, streamed=streamed)
     if turn.question != turn.text.strip():
         out.print(Text(f"(searched for: {printable(turn.question)})", style="dim"))
     print_footer(out, answer)

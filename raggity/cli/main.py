@@ -287,7 +287,7 @@ def ask(
 ) -> None:
     """Answer a question from the indexed documents, with numbered citations, or say it cannot."""
     from raggity.api import answer_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.render import print_answer, print_footer, print_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import finish_reply, print_footer, print_json, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.status_line import StatusLine  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
@@ -319,12 +319,7 @@ def ask(
     if json_out:
         print_json(out, answer_json(answer))
         return
-    if streamed:
-        sys.stdout.write("\n")
-    if answer.declined or not streaming:  # a decline also follows a streamed reply that no source supports
-        if streamed:
-            out.print()  # set apart from the reply it judges
-        print_answer(out, answer.text)
+    finish_reply(out, answer, streamed=bool(streamed))
     print_footer(out, answer)
     if trace:
         out.print(trace_table(answer.trace))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,18 @@ def plain(text: str) -> Text:
 
 def print_answer(console: Console, text: str) -> None:
     console.print(Text(visible(text, keep_newlines=True)))
+
+
+def finish_reply(console: Console, answer: Answer, *, streamed: bool) -> None:
+    """What is left to print of a reply once its tokens have streamed to stdout, or none did: the
+    end of the streamed line, and the answer's text unless it streamed. A decline is printed even
+    after a streamed reply (one no source supports), on a paragraph of its own."""
+    if streamed:
+        sys.stdout.write("\n")
+    if answer.declined or not streamed:
+        if streamed:
+            console.print()  # set apart from the reply it judges
+        print_answer(console, answer.text)
 
 
 # JSON keeps non-ASCII text readable (ensure_ascii=False), except what `hidden` flags: those become
