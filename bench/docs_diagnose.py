@@ -2,6 +2,7 @@
 
     python -m bench.docs_diagnose SET_DIR --index INDEX [--ooc OOC_DIR] [--per-group N] [--seed 0]
                                   [--out FILE.jsonl] [-c raggity.toml]
+                                  [--answers-from DETAILS.jsonl | --judgement-only]
 
 INDEX is the folder `rag eval SET_DIR --answers --index INDEX` kept, so the questions are asked of the
 very index the measured run used, drawn with the same seed and per-group size (the same sample). For
@@ -28,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.docs_ask import relative_source
 from bench.docs_questions import fact_present, judge
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
@@ -78,6 +80,17 @@ def cause(row: dict[str, Any]) -> str:
     return "generation"
 
 
+# The record of a question whose answer was not generated (--judgement-only): its stage values are
+# read, its answer fields say nothing.
+_NOT_ASKED: dict[str, Any] = {
+    "answer": "",
+    "abstained": False,
+    "refused": False,
+    "citations": [],
+    "verified": False,
+}
+
+
 def _replayed(
     session: Raggity, case: AnswerCase, record: dict[str, Any], chunks: list[Any]
 ) -> dict[str, Any]:
@@ -111,13 +124,23 @@ def _replayed(
 
 
 def diagnose(
-    session: Raggity, case: AnswerCase, q: dict[str, Any] | None, record: dict[str, Any] | None = None
+    session: Raggity,
+    case: AnswerCase,
+    q: dict[str, Any] | None,
+    record: dict[str, Any] | None = None,
+    docs: Path | None = None,
 ) -> dict[str, Any]:
+    """`docs`: the folder `rag ingest` indexed (SET/docs), under which gold pages are named; an index
+    that `rag eval` built from SET's corpus names its sources by corpus id already."""
+
+    def named(source: str) -> str:
+        return relative_source(source, docs) if docs is not None else source
+
     facts: list[str] = list(q["key_facts"]) if q else []
     gold: list[str] = list(q["gold"]) if q else []
     trace = TraceRecorder()
     candidates = session.searcher.retrieve(case.question, trace)
-    ranked = list(dict.fromkeys(c.chunk.source for c in candidates))
+    ranked = list(dict.fromkeys(named(c.chunk.source) for c in candidates))
     settings = session.settings()  # the settings ask uses, to replay its stages
     abstain = should_abstain([c.dense_cosine for c in candidates], settings.sufficiency_floor)
     selected = [] if abstain else select_candidates(candidates, settings.top_k, settings.relevance_floor)
@@ -157,9 +180,9 @@ def diagnose(
         "gold": gold,
         "top10": ranked[:10],
         "gold_rank": min((ranked.index(g) + 1 for g in gold if g in ranked), default=None),
-        "handed": [{"source": c.source, "heading": c.heading, "chars": len(c.text)} for c in chunks],
-        "gold_handed": any(c.source in gold for c in chunks),
-        "focused": [{"source": c.source, "text": c.text} for c in focused],
+        "handed": [{"source": named(c.source), "heading": c.heading, "chars": len(c.text)} for c in chunks],
+        "gold_handed": any(named(c.source) in gold for c in chunks),
+        "focused": [{"source": named(c.source), "text": c.text} for c in focused],
         "facts_in_chunks": _held(facts, chunk_text),
         "facts_in_chunks_ok": _enough(_held(facts, chunk_text), facts),
         "facts_in_focus": _held(facts, focus_text),
@@ -188,6 +211,12 @@ def main() -> None:
     parser.add_argument(
         "--answers-from", type=Path, help="a `rag eval --details` file: take its answers, generate none"
     )
+    parser.add_argument(
+        "--judgement-only",
+        action="store_true",
+        help="read the coverage and the judgement of every question and generate no answer "
+        "(minutes, not an hour: for bench.judgement_by_set)",
+    )
     args = parser.parse_args()
     dataset = load_beir(args.set_dir)
     unrelated = load_beir(args.ooc).queries if args.ooc else ()
@@ -210,10 +239,16 @@ def main() -> None:
                 obj = json.loads(line)
                 records[obj["id"]] = obj
         cases = [c for c in cases if c.id in records]
+    elif args.judgement_only:
+        records = {c.id: _NOT_ASKED for c in cases}
+    docs = args.set_dir.parent / "docs"
+    docs = docs if docs.is_dir() else None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as out:
         for case in cases:
-            row = diagnose(session, case, questions.get(case.id), records.get(case.id))
+            row = diagnose(session, case, questions.get(case.id), records.get(case.id), docs)
+            if args.judgement_only:
+                row.update(right=None, cause="not asked")
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             out.flush()
             print(f"{row['cause']:10} {case.question[:70]}", flush=True)
