@@ -193,6 +193,74 @@ def test_page_furniture_is_dropped(tmp_path: Path, page: str, kept: str, dropped
         assert word not in text
 
 
+def _links(n: int, *, said: str = "") -> str:
+    return "".join(f"<li><a href='page{i}.html'>Topic {i}</a>{said}</li>" for i in range(n))
+
+
+@pytest.mark.parametrize(
+    "toc",
+    [
+        f"<div class='toctree-wrapper compound'><ul>{_links(3)}</ul></div>",  # Sphinx's toctree
+        f"<div class='contents topic' id='contents'><ul>{_links(3)}</ul></div>",  # docutils' contents
+        "<div class='toc'><dl class='toc'><dt><a href='a.html'>1. Topic 0</a></dt></dl></div>",  # DocBook
+        f"<div id='toc'><ul>{_links(3)}</ul></div>",  # asciidoc
+        f"<ul>{_links(10)}</ul>",  # a site map by hand: a list of many links and nothing else
+        f"<ol><li><a href='a.html'>Topic 0</a><ul>{_links(4)}</ul></li>{_links(5)}</ol>",  # nested: 10 in all
+        # SQLite's pages: a block of links that is no list
+        "<div class='fancy_toc'>"
+        + "".join(f"<div><a href='#s{i}'>{i}. Part</a></div>" for i in range(10))
+        + "</div>",
+        f"<table><tr><td><a href='x'>abs()</a></td><td>{_links(9).replace('li>', 'span>')}</td></tr></table>",
+    ],
+)
+def test_a_table_of_contents_is_dropped(tmp_path: Path, toc: str) -> None:
+    # Every title of a manual under one heading matches every question a little: on Django's
+    # documentation its contents page was one of the five passages handed over for 4 of 11 questions.
+    document = read_html(tmp_path, f"<h1 id='m'>Manual</h1><p>About the manual.</p>{toc}<p>Afterword.</p>")
+    assert document.text == "Manual\n\nAbout the manual.\n\nAfterword."
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A few links are content: "Django officially supports the following databases:".
+        f"<ul>{_links(9)}</ul>",
+        # Many links, each with what it is: an API summary, not a table of contents.
+        f"<ul>{_links(12, said=' returns the topic with its options and their defaults')}</ul>",
+        # Many items, few of them links.
+        "<ul>" + "".join(f"<li>Step {i}</li>" for i in range(20)) + "<li><a href='x'>x</a></li></ul>",
+    ],
+)
+def test_a_list_that_says_more_than_its_links_is_kept(tmp_path: Path, content: str) -> None:
+    document = read_html(tmp_path, f"<h1>Manual</h1>{content}")
+    assert document.text.startswith("Manual\n\n- ")
+    assert document.text.count("\n- ") >= 9
+
+
+def test_a_section_that_introduces_a_table_of_contents_keeps_its_introduction(tmp_path: Path) -> None:
+    # Python's library/index.html: a few paragraphs, then a toctree of hundreds of links. Judged with
+    # the links, the whole section would be a table of contents.
+    page = f"<section><h1>The Library</h1><p>It describes the modules.</p><ul>{_links(200)}</ul></section>"
+    assert read_html(tmp_path, page).text == "The Library\n\nIt describes the modules."
+
+
+def test_a_page_that_is_only_a_table_of_contents_keeps_its_title(tmp_path: Path) -> None:
+    # PostgreSQL's chapter pages (brin.html: "Chapter 71. BRIN Indexes" over links to its sections)
+    # are read, not skipped: a skipped file fails `rag ingest --strict`, and nothing here is broken.
+    page = f"<h1 id='brin'>BRIN Indexes</h1><div class='toc'><dl>{_links(12)}</dl></div>"
+    document = read_html(tmp_path, page)
+    assert document.text == "BRIN Indexes"
+    assert titles(document) == [(1, "BRIN Indexes")]
+
+
+def test_a_citation_in_the_text_after_a_dropped_table_of_contents_keeps_its_anchor(tmp_path: Path) -> None:
+    page = f"<h1 id='top'>Manual</h1><ul>{_links(10)}</ul><h2 id='install'>Install</h2><p>Run make.</p>"
+    document = read_html(tmp_path, page)
+    assert document.text == "Manual\n\nInstall\n\nRun make."
+    assert titles(document) == [(1, "Manual"), (2, "Install")]
+    assert Anchor(document.text.index("Install"), "install") in document.anchors
+
+
 def test_header_inside_an_article_is_content(tmp_path: Path) -> None:
     page = "<header>Site</header><article><header><h1>Post title</h1></header><p>Post body</p></article>"
     document = read_html(tmp_path, page)
