@@ -43,13 +43,13 @@ _DROPPED = (
 # Tables of contents restate the titles of other pages or sections: Sphinx's toctree and contents
 # topic, DocBook's and asciidoc's toc. On Django's documentation contents.html, every title of the
 # manual under one heading, was one of the five passages handed to the model for 11 of 28 FAQ
-# questions. A TOC without these classes is a block of many links and next to no other text (a
-# site map by hand, SQLite's tables of contents, a table of every built-in function at a page's
-# top). A few links are content ("Django supports these databases: PostgreSQL, MariaDB, MySQL,
-# Oracle, SQLite", each a link), and so are links each with a line that says what it is.
+# questions. Only by these classes: a list of many links and little else is as often content (a
+# release's stabilized APIs, the traits a type implements, a parameter's types), and was dropped
+# when the rule went by links alone. A table of contents that says what each entry is (DocBook's
+# list of SQL commands, "ABORT — abort the current transaction") is content too: one is dropped
+# only when at least half its text is link text.
 _TABLES_OF_CONTENTS = ".toctree-wrapper, .contents.topic, .toc, #toc"
-_LINK_BLOCK_LINKS = 10
-_LINK_BLOCK_SHARE = 0.9
+_TOC_LINK_SHARE = 0.5
 # A header or footer inside these is part of the content (an article's title, a section's notes).
 _SECTIONING = frozenset({"article", "main", "section"})
 # An id on these names the whole page: opening it there is no more precise than the bare path.
@@ -75,7 +75,12 @@ def read_html(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
     content = _content_root(tree)
     if content is not None:
         dropped = _dropped_nodes(content)
-        _walk(content, dropped | _tables_of_contents(content, dropped), _unanchored(content), layout)
+        tables_of_contents = _tables_of_contents(content, dropped)
+        _walk(content, dropped | tables_of_contents, _unanchored(content), layout)
+        if tables_of_contents and not layout.result()[0]:
+            # Nothing but a table of contents and no title to stand for it: read it, as before.
+            layout = TextLayout(max_chars)
+            _walk(content, dropped, _unanchored(content), layout)
     extracted, headings, anchors = layout.result()
     if not headings:
         # A page without headings still says what it is about: its <title> heads its text.
@@ -121,31 +126,25 @@ def _dropped_nodes(content: LexborNode) -> set[int]:
 
 
 def _tables_of_contents(content: LexborNode, dropped: set[int]) -> set[int]:
-    """Tables of contents by their generator's class, and blocks that are nothing but many links.
+    """The tables of contents inside `content` (never `content` itself) that are mostly links.
     One pass, iterative (a page may nest elements deeper than Python's recursion limit), adding up
-    each element's characters of text and of link text, and its links, as it leaves the element."""
-    found = {node.mem_id for node in content.css(_TABLES_OF_CONTENTS)}
+    each element's characters of text and of link text as it leaves the element."""
     root = content.mem_id
-    # Per open element: [characters, characters inside a link, links], whitespace not counted.
-    totals: list[list[int]] = [[0, 0, 0]]
+    marked = {node.mem_id for node in content.css(_TABLES_OF_CONTENTS)} - {root}
+    if not marked:
+        return set()
+    found: set[int] = set()
+    # Per open element: [characters, characters inside a link], whitespace not counted.
+    totals: list[list[int]] = [[0, 0]]
     stack: list[tuple[LexborNode, bool, bool]] = [(content, False, False)]
     while stack:
         node, leaving, in_link = stack.pop()
         if leaving:
-            chars, linked, links = totals.pop()
-            if node.mem_id == root:
-                break
-            if node.tag == "a" and "href" in node.attributes:
-                links += 1
-            if links >= _LINK_BLOCK_LINKS and linked >= _LINK_BLOCK_SHARE * chars:
-                # Dropped, it counts for nothing in the blocks around it: they are judged by what
-                # stays (the section of Python's library/index.html keeps its introduction).
+            chars, linked = totals.pop()
+            if node.mem_id in marked and linked >= _TOC_LINK_SHARE * chars:
                 found.add(node.mem_id)
-                continue
-            outer = totals[-1]
-            outer[0] += chars
-            outer[1] += linked
-            outer[2] += links
+            totals[-1][0] += chars
+            totals[-1][1] += linked
             continue
         if node.is_text_node:
             chars = len("".join((node.text_content or "").split()))
@@ -155,7 +154,7 @@ def _tables_of_contents(content: LexborNode, dropped: set[int]) -> set[int]:
         if not node.is_element_node or node.mem_id in dropped:
             continue
         in_link = in_link or (node.tag == "a" and "href" in node.attributes)
-        totals.append([0, 0, 0])
+        totals.append([0, 0])
         stack.append((node, True, in_link))
         child = node.last_child
         while child is not None:
