@@ -1,12 +1,12 @@
 """HTML files: the main content's text, parsed with selectolax (Lexbor), with h1-h6 headings and anchors.
 
 The main content is the first of `main`, `[role=main]`, a single `article`, Sphinx's `div.body` and
-`div.document`, else `body`. Inside it, navigation, page headers and footers, sidebars, scripts,
-styles, forms and hidden elements are dropped (see html_layout.py for the text layout). Every element
-`id` and `<a name>` is kept as an Anchor at the offset where its text starts, and each heading gets
-the anchor of the section that holds it (html_layout._anchors), so that a citation opens the page at
-the right place; ids of forms, hidden elements and search boxes never do. The extracted text has no
-file lines.
+`div.document`, else `body`. Inside it, navigation, page headers and footers, sidebars, tables of
+contents, scripts, styles and hidden elements are dropped (see html_layout.py for the text layout).
+Every element `id` and `<a name>` is kept as an Anchor at the offset where its text starts, and each
+heading gets the anchor of the section that holds it (html_layout._anchors), so that a citation
+opens the page at the right place; ids of forms, hidden elements and search boxes never do. The
+extracted text has no file lines.
 """
 
 from __future__ import annotations
