@@ -8,8 +8,8 @@ of its own sizes. With 10% of Debian's git-doc read, one rate for all predicted 
 the rate per kind 9% (`python -m bench.ingest_estimate FOLDER` replays the estimate in reading order
 over every file of a folder, chunked). On PostgreSQL's HTML manual, one kind, both were within 10%
 until each term of a long option list became an entry of its own: its first pages in name order,
-the client commands, now give more chunks per byte than the rest (+64% with 2% read, +18% with
-10%, +3% with 20%), which is why the one-line announcement waits for a tenth of the bytes
+the client commands, now give more chunks per byte than the rest (+61% with 2% of the bytes read,
++33% with 10%, +3% with 20%), which is why the one-line announcement waits for a fifth of the bytes
 (cli/progress.py). A kind not read yet takes the overall rate.
 """
 
