@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -75,12 +76,13 @@ def read_html(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
     content = _content_root(tree)
     if content is not None:
         dropped = _dropped_nodes(content)
+        unanchored = _unanchored(content)
         tables_of_contents = _tables_of_contents(content, dropped)
-        _walk(content, dropped | tables_of_contents, _unanchored(content), layout)
-        if tables_of_contents and not layout.result()[0]:
+        _walk(content, dropped | tables_of_contents, unanchored, layout)
+        if tables_of_contents and not layout.has_text():
             # Nothing but a table of contents and no title to stand for it: read it, as before.
             layout = TextLayout(max_chars)
-            _walk(content, dropped, _unanchored(content), layout)
+            _walk(content, dropped, unanchored, layout)
     extracted, headings, anchors = layout.result()
     if not headings:
         # A page without headings still says what it is about: its <title> heads its text.
@@ -126,40 +128,32 @@ def _dropped_nodes(content: LexborNode) -> set[int]:
 
 
 def _tables_of_contents(content: LexborNode, dropped: set[int]) -> set[int]:
-    """The tables of contents inside `content` (never `content` itself) that are mostly links.
-    One pass, iterative (a page may nest elements deeper than Python's recursion limit), adding up
-    each element's characters of text and of link text as it leaves the element."""
+    """The tables of contents inside `content` (never `content` itself) that are mostly links,
+    from one pass that adds up each element's characters of text and of link text as it leaves it."""
     root = content.mem_id
     marked = {node.mem_id for node in content.css(_TABLES_OF_CONTENTS)} - {root}
     if not marked:
         return set()
     found: set[int] = set()
-    # Per open element: [characters, characters inside a link], whitespace not counted.
+    # Per open element: [characters, characters inside a link], whitespace not counted; and whether
+    # it is inside a link.
     totals: list[list[int]] = [[0, 0]]
-    stack: list[tuple[LexborNode, bool, bool]] = [(content, False, False)]
-    while stack:
-        node, leaving, in_link = stack.pop()
+    in_link: list[bool] = [False]
+    for node, leaving in _in_order(content, dropped):
         if leaving:
             chars, linked = totals.pop()
+            in_link.pop()
             if node.mem_id in marked and linked >= _TOC_LINK_SHARE * chars:
                 found.add(node.mem_id)
             totals[-1][0] += chars
             totals[-1][1] += linked
-            continue
-        if node.is_text_node:
+        elif node.is_text_node:
             chars = len("".join((node.text_content or "").split()))
             totals[-1][0] += chars
-            totals[-1][1] += chars if in_link else 0
-            continue
-        if not node.is_element_node or node.mem_id in dropped:
-            continue
-        in_link = in_link or (node.tag == "a" and "href" in node.attributes)
-        totals.append([0, 0])
-        stack.append((node, True, in_link))
-        child = node.last_child
-        while child is not None:
-            stack.append((child, False, in_link))
-            child = child.prev
+            totals[-1][1] += chars if in_link[-1] else 0
+        else:
+            totals.append([0, 0])
+            in_link.append(in_link[-1] or (node.tag == "a" and "href" in node.attributes))
     return found
 
 
@@ -177,31 +171,42 @@ def _unanchored(content: LexborNode) -> tuple[set[int], set[int]]:
     return muted, holders
 
 
+def _in_order(content: LexborNode, dropped: set[int]) -> Iterator[tuple[LexborNode, bool]]:
+    """`content`'s elements and text nodes in document order, each element twice: entering
+    (False), then leaving (True) after everything in it. Dropped elements and what they hold are
+    left out. Iterative: a page may nest elements deeper than Python's recursion limit."""
+    stack: list[tuple[LexborNode, bool]] = [(content, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving or node.is_text_node:
+            yield node, leaving
+            continue
+        if not node.is_element_node or node.mem_id in dropped:
+            continue
+        yield node, False
+        stack.append((node, True))
+        child = node.last_child
+        while child is not None:
+            stack.append((child, False))
+            child = child.prev
+
+
 def _walk(
     content: LexborNode, dropped: set[int], unanchored: tuple[set[int], set[int]], layout: TextLayout
 ) -> None:
     muted, holders = unanchored
-    # Iterative: a page may nest elements deeper than Python's recursion limit.
-    stack: list[tuple[LexborNode, bool, bool]] = [(content, False, False)]
-    while stack:
-        node, leaving, silent = stack.pop()
+    silent: list[bool] = [False]  # per open element: whether its ids are no anchors
+    for node, leaving in _in_order(content, dropped):
         if leaving:
+            silent.pop()
             layout.end(node.tag or "")
-            continue
-        if node.is_text_node:
+        elif node.is_text_node:
             layout.data(node.text_content or "")
-            continue
-        if not node.is_element_node or node.mem_id in dropped:
-            continue
-        tag = node.tag or ""
-        silent = silent or node.mem_id in muted
-        quiet = silent or tag in _PAGE or node.mem_id in holders
-        layout.start(tag, anchor=None if quiet else _anchor_name(tag, node.attributes))
-        stack.append((node, True, silent))
-        child = node.last_child
-        while child is not None:
-            stack.append((child, False, silent))
-            child = child.prev
+        else:
+            tag = node.tag or ""
+            silent.append(silent[-1] or node.mem_id in muted)
+            quiet = silent[-1] or tag in _PAGE or node.mem_id in holders
+            layout.start(tag, anchor=None if quiet else _anchor_name(tag, node.attributes))
 
 
 def _anchor_name(tag: str, attributes: dict[str, str | None]) -> str | None:

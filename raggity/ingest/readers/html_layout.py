@@ -131,6 +131,9 @@ class TextLayout:
         self._lists: list[int | None] = []
         self._bullet = ""  # the open item's bullet, written before its first text
 
+    def has_text(self) -> bool:
+        return any(piece.strip() for piece in self._out)
+
     def result(self) -> tuple[str, tuple[Heading, ...], tuple[Anchor, ...]]:
         text = "".join(self._out).rstrip()
         anchors = _anchors(self._elements, self._headings, self._heading_starts)
