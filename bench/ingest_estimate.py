@@ -5,8 +5,8 @@
 Every file of FOLDER is read and chunked as an ingest would (default chunking, no embedding), in
 discovery order; then the estimate (raggity.pipeline.ingest.pace) is replayed with 2%, 5%, 10%, ...
 of the bytes read (files in reading order), beside the single bytes-rate estimate it replaced, and
-printed as the error against the chunks the folder really gives. Debian's git-doc (mixed .txt, .html and .gz) and
-postgresql-doc-15 (HTML) are the folders the estimate was measured on.
+printed as the error against the chunks the folder really gives. Debian's git-doc (mixed .txt,
+.html and .gz) and postgresql-doc-15 (HTML) are the folders the estimate was measured on.
 """
 
 from __future__ import annotations
