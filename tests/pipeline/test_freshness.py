@@ -68,3 +68,15 @@ def test_a_decline_counts_the_files_written_since_the_last_ingest(tmp_path: Path
 
     assert answer.abstained
     assert answer.newer_files == 1
+
+
+def test_a_decline_counts_an_indexed_file_written_again_only_when_its_bytes_changed(tmp_path: Path) -> None:
+    session, note = _indexed(tmp_path)
+    declining = Raggity(session.config, generator=ScriptedGenerator(must_not_generate))
+    question = "What is the capital of Mongolia?"
+
+    note.write_text(NOTE, encoding="utf-8")  # written again, the same bytes: ingest would find nothing
+    assert declining.ask(question).newer_files == 0
+
+    note.write_text(NOTE.replace("second", "fourth"), encoding="utf-8")  # the same size, other bytes
+    assert declining.ask(question).newer_files == 1

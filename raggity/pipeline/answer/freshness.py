@@ -14,11 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from raggity.models.hashing import sha256_file
-from raggity.store.manifest import Manifest
+from raggity.store.manifest import Manifest, SourceEntry
 
 # A decline looks for newer files in at most this many indexed folders (one listing each, not
 # recursive): a hint costs milliseconds, never a walk of a large tree.
 MAX_FOLDERS = 200
+# Newer indexed files of their indexed size are hashed, up to this many bytes in all, to tell a touch
+# from an edit; past it, one is counted as newer unread.
+MAX_HASHED_BYTES = 32 * 1024 * 1024
 
 
 def changed_since_ingest(sources: Iterable[str], manifest: Manifest) -> tuple[str, ...]:
@@ -33,11 +36,17 @@ def changed_since_ingest(sources: Iterable[str], manifest: Manifest) -> tuple[st
         except OSError:
             changed.append(source)  # deleted, or no longer readable as the indexed file
             continue
-        same_stamp = info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns
-        same = stat.S_ISREG(info.st_mode) and info.st_size == entry.size
-        if not same or (not same_stamp and _digest(source) != entry.sha256):
+        if _differs(source, entry, info):
             changed.append(source)
     return tuple(changed)
+
+
+def _differs(source: str, entry: SourceEntry, info: os.stat_result) -> bool:
+    """Whether the file (`info`: its lstat) is not what was indexed: not a regular file, another size,
+    or, when its stamp moved, other bytes."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size != entry.size:
+        return True
+    return info.st_mtime_ns != entry.mtime_ns and _digest(source) != entry.sha256
 
 
 def _digest(source: str) -> str:
@@ -49,7 +58,9 @@ def _digest(source: str) -> str:
 
 def newer_files(manifest: Manifest) -> int:
     """How many files in the indexed folders were written after the last ingest, among those with the
-    extension of a file indexed beside them (new or edited notes, not editor leftovers)."""
+    extension of a file indexed beside them (new or edited notes, not editor leftovers). An indexed
+    file written again with the same bytes (a `touch`, a checkout, a package reinstalled) is not
+    counted: `rag ingest` would find nothing new in it."""
     if manifest.last_ingest is None:
         return 0
     since_ns = int(manifest.last_ingest * 1e9)
@@ -59,6 +70,7 @@ def newer_files(manifest: Manifest) -> int:
             folder, name = os.path.split(source)
             suffixes.setdefault(folder, set()).add(os.path.splitext(name)[1])
     count = 0
+    budget = MAX_HASHED_BYTES
     for folder, kinds in list(suffixes.items())[:MAX_FOLDERS]:
         try:
             entries = list(os.scandir(folder))
@@ -71,6 +83,12 @@ def newer_files(manifest: Manifest) -> int:
                 info = item.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(info.st_mode) and info.st_mtime_ns > since_ns:
+            if not stat.S_ISREG(info.st_mode) or info.st_mtime_ns <= since_ns:
+                continue
+            entry = manifest.sources.get(item.path)
+            if entry is None or info.st_size != entry.size or info.st_size > budget:
                 count += 1
+                continue
+            budget -= info.st_size
+            count += _differs(item.path, entry, info)
     return count
