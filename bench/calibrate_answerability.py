@@ -64,8 +64,10 @@ class SignalsOnly:
     def count_tokens(self, text: str) -> int:
         return int(self._inner.count_tokens(text))
 
-    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
-        return self._inner.continuation_probability(messages, text)
+    def continuation_probability(
+        self, messages: Sequence[dict[str, str]], text: str, *, fresh: bool = False
+    ) -> float:
+        return self._inner.continuation_probability(messages, text, fresh=fresh)
 
     def stream(self, messages: Sequence[dict[str, str]], **_: object) -> Iterator[str]:
         return iter(())

@@ -37,7 +37,7 @@ class Replay(RecordingGenerator):
         super().__init__(inner)
         self.answer = ""
 
-    def continuation_probability(self, messages: Messages, text: str) -> float:
+    def continuation_probability(self, messages: Messages, text: str, *, fresh: bool = False) -> float:
         return 0.0
 
     def stream(self, messages: Messages, **_: object) -> Iterator[str]:

@@ -62,7 +62,7 @@ class ScriptedGenerator:
         self.schemas.append(json_schema)
         yield from re.findall(r"\S+\s*", self._script(messages))
 
-    def continuation_probability(self, messages: Messages, text: str) -> float:
+    def continuation_probability(self, messages: Messages, text: str, *, fresh: bool = False) -> float:
         self.judged.append((list(messages), text))
         return self._judge(messages, text)
 
@@ -87,8 +87,8 @@ class RecordingGenerator:
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
-    def continuation_probability(self, messages: Messages, text: str) -> float:
-        return self.inner.continuation_probability(messages, text)
+    def continuation_probability(self, messages: Messages, text: str, *, fresh: bool = False) -> float:
+        return self.inner.continuation_probability(messages, text, fresh=fresh)
 
     def stream(
         self,

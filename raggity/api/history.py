@@ -95,7 +95,9 @@ class HistoryGenerator:
             json_schema=json_schema,
         )
 
-    def continuation_probability(self, messages: Sequence[Message], text: str) -> float:
+    def continuation_probability(
+        self, messages: Sequence[Message], text: str, *, fresh: bool = False
+    ) -> float:
         """The judgement reads the same prompt the answer is written from, history included: chat
         declines what ask declines, and the judged prompt stays in the model's cache for the answer."""
-        return self._load().continuation_probability(self._with_history(messages), text)
+        return self._load().continuation_probability(self._with_history(messages), text, fresh=fresh)

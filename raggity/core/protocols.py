@@ -95,7 +95,10 @@ class Generator(Protocol):
         """The reply to `messages`, as text pieces while they are decoded."""
         ...
 
-    def continuation_probability(self, messages: Messages, text: str) -> float:
+    def continuation_probability(self, messages: Messages, text: str, *, fresh: bool = False) -> float:
         """How likely the reply to `messages` starts with `text`, in [0, 1]. The model's judgement of
-        whether its sources answer a question is read this way (pipeline/answer/answerability.py)."""
+        whether its sources answer a question is read this way (pipeline/answer/answerability.py).
+        `fresh`: read `messages` from their first token, whatever the model read before, so that the
+        same prompt gets the same probability in every process (a model that reuses what it read
+        before may round differently where its reading resumes)."""
         ...

@@ -136,18 +136,28 @@ class LlamaGenerator:
             if guide is not None:
                 guide.close()
 
-    def continuation_probability(self, messages: Sequence[dict[str, str]], text: str) -> float:
+    def continuation_probability(
+        self, messages: Sequence[dict[str, str]], text: str, *, fresh: bool = False
+    ) -> float:
         """Probability that the reply to `messages` starts with `text` (greedy, no penalty).
 
         Runs the ordinary chat completion with `text`'s tokens forced one by one, reading each one's
         probability on the way; llama keeps the evaluated prompt in its cache, so a completion of
         the same messages right after reuses it and pays no second prefill.
+
+        `fresh` empties that cache first. llama reads only what follows the prefix a prompt shares
+        with the last one, and the float sums of a prompt read in other batches differ: the same
+        question's judgement read 0.283 in a new process and 0.291 after another question in the
+        same one (PostgreSQL's manual, the 1.5B model), so a long-running MCP server or `rag eval`
+        could decide otherwise than `rag ask`. Read fresh, the same prompt gets the same value.
         """
         from llama_cpp import LogitsProcessorList  # noqa: PLC0415 - loads the runtime on first use
 
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         if not tokens:
             return 1.0
+        if fresh:
+            self._llm.reset()
         forced = _ForcedTokens(tokens)
         guarded = _Guarded(forced, self._llm.token_eos())
         with _overflow_as_error():

@@ -80,3 +80,32 @@ def test_a_prompt_longer_than_the_context_is_a_one_line_error(generator: LlamaGe
     with pytest.raises(ContextOverflowError):
         generator.continuation_probability(long, "Yes")
     assert _reply(generator)  # and the model still answers the next prompt
+
+
+@pytest.fixture(scope="module")
+def qwen(_state_dirs: dict[str, Path]) -> LlamaGenerator:
+    """The 0.5B model: SmolLM2's readings of the prompt below did not move after another prompt."""
+    with isolated_state(_state_dirs):
+        files = resolve_generator(GenerationConfig(model="qwen2.5-coder-0.5b-instruct"), Path("."))
+        return LlamaGenerator(files.gguf, identity=files.identity, threads=1)
+
+
+def test_a_fresh_reading_does_not_depend_on_what_the_model_read_before(qwen: LlamaGenerator) -> None:
+    """llama reads only what follows the prefix a prompt shares with the one before, and a prompt
+    read in other batches rounds otherwise: with the 0.5B model this prompt's reading moved by 0.016
+    after another question. The judgement reads fresh, so that an MCP server or `rag eval`, which
+    answer one question after another, judge a question as `rag ask` does in a new process."""
+    towns = " ".join(f"Town {i} lies on river {i % 7} and has {i * 13} inhabitants." for i in range(40))
+    asked = [
+        {"role": "system", "content": "Answer in one short sentence."},
+        {"role": "user", "content": f"Sources: {towns} Question: How many inhabitants has town 12?"},
+    ]
+    before = [
+        asked[0],
+        {"role": "user", "content": "Sources: Town 0 lies on a hill. Question: Where is town 0?"},
+    ]
+
+    first = qwen.continuation_probability(asked, "Town 12", fresh=True)
+    qwen.continuation_probability(before, "Yes")
+
+    assert qwen.continuation_probability(asked, "Town 12", fresh=True) == first

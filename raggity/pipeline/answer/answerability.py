@@ -91,7 +91,9 @@ def refusal_probability(
     all but their last line: the probability of opening with the refusal it was offered, and the
     share of "No" in its reply to whether the sources contain the answer. Returns their mean, then
     the two readings. Each reading forces a few tokens; nothing is generated."""
-    yes = model.continuation_probability(yes_no, "Yes")
+    # Read fresh: the same prompt is then judged alike whatever the model read before (another
+    # question in a chat, an MCP server or `rag eval`), as `rag ask` judges it in a new process.
+    yes = model.continuation_probability(yes_no, "Yes", fresh=True)
     no = model.continuation_probability(yes_no, "No")
     # Last: the answer prompt is this prompt's start (its last line begins with the answer
     # instruction), so after it llama's cache holds everything the answer needs but the template's end.
