@@ -90,5 +90,6 @@ def newer_files(manifest: Manifest) -> int:
                 count += 1
                 continue
             budget -= info.st_size
-            count += _differs(item.path, entry, info)
+            if _differs(item.path, entry, info):
+                count += 1
     return count
