@@ -66,6 +66,10 @@ def main(
 ) -> None:
     ctx.obj = {"debug": debug}
     set_global_config(config)
+    from raggity.api.generation_process import GENERATING_COMMANDS, prepare_to_generate  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    if ctx.invoked_subcommand in GENERATING_COMMANDS:
+        prepare_to_generate()  # llama.cpp's library before numpy's: a CUDA build needs that order
 
 
 @app.command()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import importlib.util
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from raggity.core.errors import ModelError
@@ -25,6 +29,53 @@ def sleeping_threads_environment(environ: dict[str, str]) -> dict[str, str]:
     if any(name in environ for name in _WAIT_VARIABLES):
         return {}
     return {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+# A CUDA build of llama-cpp-python 0.3.36 crashed (SIGSEGV while the model loads) whenever numpy had
+# been imported before llama_cpp, and ran when llama_cpp came first (issue 43; an H200 machine, numpy
+# 2.5.2 with scipy-openblas 0.3.34). `import llama_cpp` imports numpy itself, right after it opens its
+# native library, so at model-load time both orders hold the same libraries and numpy's OpenBLAS thread
+# pool (started when numpy is imported); what differs is only the order the shared libraries were
+# loaded in: llama.cpp's (ggml, libgomp, the CUDA libraries) before or after numpy's (OpenBLAS,
+# libgfortran). Which constructor or runtime that order trips is not established (no GPU in this
+# session; docs/models.md, "Running on a GPU"). So a process that will generate opens llama.cpp's
+# library first, here, before anything imports numpy: the order that was seen to work. It is the
+# library alone, through ctypes, because the bindings module imports numpy.
+_NATIVE_NAMES = {"linux": "libllama.so", "darwin": "libllama.dylib", "win32": "llama.dll"}
+_native: list[ctypes.CDLL] = []
+
+
+def native_library() -> Path | None:
+    """llama.cpp's shared library as llama_cpp will open it ($LLAMA_CPP_LIB_PATH, else the package's
+    lib folder), found without importing the package; None when it is not installed."""
+    name = _NATIVE_NAMES.get(sys.platform, _NATIVE_NAMES["linux"])
+    override = os.environ.get("LLAMA_CPP_LIB_PATH")
+    if override:
+        folder = Path(override)
+    else:
+        spec = importlib.util.find_spec("llama_cpp")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        folder = Path(next(iter(spec.submodule_search_locations))) / "lib"
+    path = folder / name
+    return path if path.is_file() else None
+
+
+def load_native_first() -> bool:
+    """Opens llama.cpp's native library now, before numpy, in a process that will generate (see
+    above). True when llama.cpp's library is loaded and numpy was not yet imported: the order the
+    GPU build needs. Sets the OpenMP wait policy first, since the runtime reads it when it loads."""
+    os.environ.update(sleeping_threads_environment(dict(os.environ)))
+    if "numpy" in sys.modules:
+        return False
+    library = native_library()
+    if library is None:
+        return False
+    try:
+        _native.append(ctypes.CDLL(str(library)))
+    except OSError:
+        return False  # the bindings' own import reports a build that cannot load, with its fix
+    return True
 
 
 def bindings() -> Any:
