@@ -10,6 +10,12 @@ The model generates nothing here: only the refusal probability is read from the 
 The answer prompt offers no refusal, so the rates calibrated here are the rates `rag ask` declines
 at, apart from rare replies that are no answer (docs/answers.md).
 
+The lab's groups (the whole squad2-dev index, SciFact claims) differ from the set `rag calibrate`
+ships (SciFact's licence forbids shipping it); the signals are read and the pair is fitted by the
+product's own code (raggity/api/calibration_signals.py, raggity/evaluation/calibration.py), so the
+same signals give the same pair in both: `--refit` fits the stored signals of
+bench/results/answerability.<model>.json again without the model.
+
 Principle: the thresholds are the pair (coverage floor, refusal-probability ceiling) that declines the
 most unanswerable and out-of-corpus questions (mean of the two rates) while declining at most 5% of the
 answerable ones in all, cosine floor included. Ties go to the more lenient pair. The pair is chosen
@@ -19,6 +25,7 @@ another floor, run again without it (the signals are reused, so that takes secon
 at the configured floor, or change the default floor in the same reviewed commit.
 
     python -m bench.calibrate_answerability [--per-group 400] [--model NAME] [--search-floor]
+    python -m bench.calibrate_answerability --model NAME --refit
 
 Writes bench/results/answerability.<model>.json; the pair chosen goes into CALIBRATED in
 raggity/pipeline/answer/answerability.py by hand, so that a change of thresholds is a reviewed commit.
@@ -31,106 +38,49 @@ import json
 import os
 import random
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from raggity.api.calibration_signals import signal_row, signals_session
 from raggity.api.evaluate import corpus_documents
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig
-from raggity.core.protocols import Generator
-from raggity.core.trace import TraceRecorder
+from raggity.evaluation.calibration import MAX_ANSWERABLE_DECLINED, Fit, Signal, fit, rate
 from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.evaluation.dataset import load_beir
-from raggity.pipeline.answer.answerability import Thresholds
+from raggity.pipeline.answer.answerability import CALIBRATED
 from raggity.pipeline.answer.prompt import PROMPT_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval"))
 RESULTS = ROOT / "bench" / "results"
-MAX_ANSWERABLE_DECLINED = 0.05
-OFF = Thresholds(min_coverage=0.0, max_refusal_probability=1.0)
 
 
-class SignalsOnly:
-    """The real generator for the refusal probability; generates nothing after it."""
-
-    def __init__(self, inner: Generator) -> None:
-        self._inner = inner
-        self.identity = inner.identity
-        self.context_size = inner.context_size
-
-    def count_tokens(self, text: str) -> int:
-        return int(self._inner.count_tokens(text))
-
-    def continuation_probability(
-        self, messages: Sequence[dict[str, str]], text: str, *, fresh: bool = False
-    ) -> float:
-        return self._inner.continuation_probability(messages, text, fresh=fresh)
-
-    def stream(self, messages: Sequence[dict[str, str]], **_: object) -> Iterator[str]:
-        return iter(())
+def fit_rows(groups: dict[str, list[dict[str, Any]]], floors: Sequence[float]) -> Fit:
+    """The product's fit (raggity/evaluation/calibration.py) on stored signal rows."""
+    return fit({name: [Signal.from_row(r) for r in rows] for name, rows in groups.items()}, floors)
 
 
-def signals(session: Raggity, question: str) -> dict[str, Any]:
-    """`session` answers through SignalsOnly: the judgement is read, nothing is generated."""
-    trace = TraceRecorder()
-    candidates = session.searcher.retrieve(question, trace)
-    settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
-    answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
-    detail = {t.stage: t.detail for t in answer.trace}
-    sources = [c.chunk.source for c in candidates[: settings.top_k]]
+def refit(model: str) -> dict[str, Any]:
+    """The product's fitter on the stored signals of `model`, beside the pair stored with them and
+    the pair that ships."""
+    stored = json.loads((RESULTS / f"answerability.{model}.json").read_text(encoding="utf-8"))
+    fitted = fit_rows(stored["signals"], [stored["sufficiency_floor"]])
+    pair = {"min_coverage": fitted.min_coverage, "max_refusal_probability": fitted.max_refusal_probability}
+    shipped = CALIBRATED.get(model)
     return {
-        "best_cosine": detail["abstain"]["best_cosine"],
-        "coverage": detail.get("coverage", {}).get("coverage", 0.0),
-        "refusal_probability": detail.get("model-judgement", {}).get("refusal_probability"),
-        # Its two readings, kept to show what each tells apart on its own (docs/answers.md).
-        "refusal_opening": detail.get("model-judgement", {}).get("refusal_opening"),
-        "yes_no": detail.get("model-judgement", {}).get("yes_no"),
-        "sources": sources,
+        "model": model,
+        "per_group": stored["per_group"],
+        "refit": pair,
+        "declined": dict(fitted.declined),
+        "stored": stored["chosen"],
+        "shipped": None if shipped is None else asdict(shipped),
+        "same_as_stored": pair == stored["chosen"]
+        and dict(fitted.declined) == stored["declined_with_chosen"],
+        "same_as_shipped": shipped is not None and pair == asdict(shipped),
     }
-
-
-def declined(row: dict[str, Any], floor: float, thresholds: Thresholds) -> bool:
-    p = row["refusal_probability"]
-    return (
-        row["best_cosine"] is None
-        or row["best_cosine"] < floor
-        or row["coverage"] < thresholds.min_coverage
-        or (p is not None and p > thresholds.max_refusal_probability)
-    )
-
-
-def rate(rows: Sequence[dict[str, Any]], floor: float, thresholds: Thresholds) -> float:
-    return sum(declined(r, floor, thresholds) for r in rows) / max(len(rows), 1)
-
-
-def choose(
-    groups: dict[str, list[dict[str, Any]]], cosine_floors: Sequence[float]
-) -> tuple[float, Thresholds, dict[str, float]]:
-    """The (cosine floor, coverage floor, refusal ceiling) that declines the most impossible and
-    out-of-corpus questions while declining at most 5% of the answerable ones in all (or no more than
-    the lowest cosine floor on offer already does, if that is more). Ties go to the more lenient."""
-    probabilities = sorted({r["refusal_probability"] for rows in groups.values() for r in rows} - {None})
-    ceilings = [1.0, *(p for p in probabilities if p >= 0.05)]
-    coverage_floors = [round(0.05 * k, 2) for k in range(21)]
-    lowest = min(cosine_floors)
-    budget = max(MAX_ANSWERABLE_DECLINED, rate(groups["answerable"], lowest, OFF))
-    best: tuple[tuple[float, float, float, float], float, Thresholds] | None = None
-    for floor in cosine_floors:
-        for coverage_floor in coverage_floors:
-            for ceiling in ceilings:
-                t = Thresholds(coverage_floor, ceiling)
-                if rate(groups["answerable"], floor, t) > budget:
-                    continue
-                score = (rate(groups["impossible"], floor, t) + rate(groups["out_of_corpus"], floor, t)) / 2
-                key = (score, -floor, -coverage_floor, ceiling)
-                if best is None or key > best[0]:
-                    best = (key, floor, t)
-    assert best is not None  # (lowest floor, 0, 1.0) declines only what that floor declines
-    _, floor, chosen = best
-    return floor, chosen, {name: round(rate(rows, floor, chosen), 4) for name, rows in groups.items()}
 
 
 def main() -> None:
@@ -147,7 +97,16 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared machine)"
     )
+    parser.add_argument(
+        "--refit",
+        action="store_true",
+        help="fit the signals stored in bench/results/answerability.<model>.json again (no model runs) "
+        "and compare with the stored pair and CALIBRATED",
+    )
     args = parser.parse_args()
+    if args.refit:
+        print(json.dumps(refit(args.model), indent=1))
+        return
 
     squad = load_beir(SHARED / "squad2-dev")
     claims = [q for q in load_beir(SHARED / "scifact").queries if in_calibration_split(q.id)]
@@ -167,7 +126,7 @@ def main() -> None:
     session = Raggity(config, warn=lambda _: None)
     if not args.index.exists():
         session.index_documents(corpus_documents(squad))
-    session = session.with_generator(SignalsOnly(session.models.generator))
+    session = signals_session(session)
     started = time.perf_counter()
     RESULTS.mkdir(parents=True, exist_ok=True)
     # Signals already collected for this model and index (an interrupted run resumes from them).
@@ -188,14 +147,15 @@ def main() -> None:
                     continue
                 question = questions[i]
                 if question not in done:
-                    done[question] = {"question": question, **signals(session, question)}
+                    done[question] = signal_row(session, question)
                     log.write(json.dumps(done[question]) + "\n")
                     log.flush()
                 groups[name].append(done[question])
             print(i + 1, f"{time.perf_counter() - started:.0f}s", flush=True)
     configured = config.retrieval.sufficiency_floor
     floors = [round(0.05 * k, 2) for k in range(11)] if args.search_floor else [configured]
-    floor, chosen, rates = choose(groups, floors)
+    fitted = fit_rows(groups, floors)
+    floor = fitted.sufficiency_floor
     result = {
         "principle": "most impossible + out-of-corpus declined, declining at most "
         f"{MAX_ANSWERABLE_DECLINED:.0%} of the answerable questions",
@@ -206,11 +166,13 @@ def main() -> None:
         "sufficiency_floor": floor,
         "sufficiency_floor_searched": args.search_floor,
         "chosen": {
-            "min_coverage": chosen.min_coverage,
-            "max_refusal_probability": chosen.max_refusal_probability,
+            "min_coverage": fitted.min_coverage,
+            "max_refusal_probability": fitted.max_refusal_probability,
         },
-        "declined_with_chosen": rates,
-        "declined_by_cosine_floor_alone": {n: round(rate(r, floor, OFF), 4) for n, r in groups.items()},
+        "declined_with_chosen": dict(fitted.declined),
+        "declined_by_cosine_floor_alone": {
+            n: round(rate([Signal.from_row(x) for x in r], floor, 0.0, 1.0), 4) for n, r in groups.items()
+        },
         "seconds": round(time.perf_counter() - started, 1),
         "signals": groups,
     }

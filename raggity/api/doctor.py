@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raggity.api.status import device_placements, model_statuses
+from raggity.api.thresholds import answer_thresholds
 from raggity.config.schema import Config
 from raggity.core.errors import IndexLocationError, RaggityError
 from raggity.store.bm25_index import Bm25Reader
@@ -51,6 +52,16 @@ def run_checks(config: Config) -> list[Check]:
                 Check(f"model: {model.role}", False, f"{model.name} not available", model.note, severity)
             )
     checks.extend(Check(f"device: {p.role}", p.ok, f"{p.device}: {p.why}") for p in device_placements(config))
+    thresholds = answer_thresholds(config)
+    checks.append(
+        Check(
+            "answer thresholds",
+            True,
+            thresholds.summary,
+            "run `rag calibrate`" if thresholds.origin == "default" else "",
+            "warning",
+        )
+    )
     checks.extend(_index_checks(config))
     return checks
 

@@ -84,7 +84,7 @@ class Raggity:
         )
         self._warn = warn
         self.searcher = Searcher(self.config, self.models, warn=warn)
-        self.answerer = Answerer(self.config, self.models)
+        self.answerer = Answerer(self.config, self.models, warn)
 
     def with_generator(self, generator: Generator) -> Raggity:
         """A session on the same index, with the same models and warnings, that answers through

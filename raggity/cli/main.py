@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from raggity.cli.cache_command import cache_app
+from raggity.cli.calibrate_command import calibrate_command
 from raggity.cli.chat_command import chat_command
 from raggity.cli.errors import ArgumentError, GuardedGroup
 from raggity.cli.eval_command import eval_command
@@ -335,6 +336,7 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     from raggity.api.status import device_placements, index_status, model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.thresholds import answer_thresholds  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     cfg = load(config)
@@ -346,7 +348,12 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 
         print_json(
             out,
-            {**asdict(st), "models": [asdict(m) for m in models], "devices": [asdict(d) for d in devices]},
+            {
+                **asdict(st),
+                "models": [asdict(m) for m in models],
+                "devices": [asdict(d) for d in devices],
+                "answer_thresholds": answer_thresholds(cfg).summary,
+            },
         )
         return
     last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"
@@ -371,6 +378,7 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
         out.print(line)
     for d in devices:
         out.print(plain(f"{d.role + ' device:':<20} {d.device}: {d.why}"))
+    out.print(plain(f"{'answer thresholds:':<20} {answer_thresholds(cfg).summary}"))
 
 
 @app.command()
@@ -419,6 +427,7 @@ app.command("chat")(chat_command)
 app.command("mcp")(mcp_command)
 app.command("watch")(watch_command)
 app.command("trust")(trust)
+app.command("calibrate")(calibrate_command)
 
 
 def run() -> None:

@@ -49,6 +49,11 @@ class IndexLayout:
     def cache(self) -> Path:
         return self.root / "cache"
 
+    @property
+    def calibration(self) -> Path:
+        """The answer thresholds fitted on this index's own chunks (`rag calibrate --corpus`)."""
+        return self.root / "calibration.json"
+
     def exists(self) -> bool:
         return self.manifest.is_file()
 
@@ -92,7 +97,16 @@ class IndexLayout:
     def own_entries(self) -> tuple[Path, ...]:
         """Everything raggity may create in the folder: what `rag status` counts, and all that an index
         made before the marker may hold to be adopted."""
-        return (self.marker, self.lancedb, self.tantivy, self.manifest, self.lock, self.graph, self.cache)
+        return (
+            self.marker,
+            self.lancedb,
+            self.tantivy,
+            self.manifest,
+            self.lock,
+            self.graph,
+            self.cache,
+            self.calibration,
+        )
 
 
 def _check_below(folder: Path) -> None:

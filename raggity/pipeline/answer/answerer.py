@@ -14,10 +14,10 @@ from raggity.config.schema import Config
 from raggity.core.protocols import Vectors
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Answer, Candidate
-from raggity.pipeline.answer.answerability import thresholds_for
 from raggity.pipeline.answer.cache import AnswerCache
 from raggity.pipeline.answer.stages import AskSettings, answer_from_candidates
-from raggity.pipeline.models import Models
+from raggity.pipeline.answer.thresholds import resolve_thresholds
+from raggity.pipeline.models import Models, Warn, no_warnings
 from raggity.store.cache_store import CacheStore
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Manifest
@@ -25,15 +25,23 @@ from raggity.store.vector_table import VectorTableReader
 
 
 class Answerer:
-    def __init__(self, config: Config, models: Models) -> None:
+    def __init__(self, config: Config, models: Models, warn: Warn = no_warnings) -> None:
         self._config = config
         self._models = models
+        self._warn = warn
+        self._warned = False
 
     def settings(self, *, top_k: int | None = None) -> AskSettings:
         """The answer settings the config gives (thresholds calibrated for its model), the public
         door for callers that answer with other settings (benchmarks, calibration): change the
         returned value with dataclasses.replace and pass it to `answer`."""
         r, g = self._config.retrieval, self._config.generation
+        # Read on every question, so that a long-running server answers with a calibration made
+        # while it ran (a small file read; a packaged model's hash is pinned, no weights are read).
+        resolved = resolve_thresholds(self._config)
+        if resolved.origin == "default" and not self._warned:
+            self._warned = True
+            self._warn(f"answer thresholds {resolved.summary}")
         return AskSettings(
             r.top_k if top_k is None else top_k,
             r.sufficiency_floor,
@@ -42,8 +50,7 @@ class Answerer:
             g.max_tokens,
             g.source_tokens,
             g.temperature,
-            # model_path names a file nobody calibrated, whatever `model` says.
-            thresholds_for("" if g.model_path else g.model),
+            resolved.thresholds,
         )
 
     def answer(

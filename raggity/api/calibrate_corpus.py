@@ -1,0 +1,212 @@
+"""`rag calibrate --corpus`: a refusal ceiling fitted on this index, for this model.
+
+The shipped set is Wikipedia; a ceiling fitted there refused documentation questions the docs
+answer. Here the answerable questions are written by the model from the index's own chunks (a fixed
+sample), and a question is kept only when the chunk it came from is among those retrieved for it and
+holds the answer it gave, word for word: a question retrieval cannot find, or one whose answer the
+chunk does not say, is no answerable question of this index. The questions to decline are the
+shipped set's unrelated ones (about Wikipedia articles no index here holds). The model's coverage
+floor is kept, and the ceiling fitted by the same principle (evaluation/calibration.py); the result
+is stored with the index and used by every door that answers from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+from raggity.api.calibrate import (
+    CalibrationProgress,
+    CalibrationRun,
+    calibration_config,
+    collect,
+    now_iso,
+    require_sha,
+)
+from raggity.api.calibration_signals import signal_row, signals_session
+from raggity.api.session import Raggity
+from raggity.config.schema import Config
+from raggity.core.errors import RaggityError
+from raggity.core.protocols import Generator
+from raggity.core.types import Chunk
+from raggity.evaluation.calibration import ANSWERABLE, Signal, fit
+from raggity.evaluation.calibration_set import load_calibration_set
+from raggity.evaluation.calibration_store import (
+    Calibration,
+    SignalLog,
+    signal_log,
+    write_corpus_calibration,
+)
+from raggity.pipeline.answer.prompt import PROMPT_VERSION
+from raggity.pipeline.answer.thresholds import generator_name, resolve_thresholds
+from raggity.pipeline.models import Models
+from raggity.store.layout import IndexLayout
+
+CORPUS_PER_GROUP = 40
+# Fewer kept questions than this fit nothing worth storing.
+MIN_ANSWERABLE = 10
+# Chunks tried per question wanted: some give no question, or one retrieval does not find.
+TRIES_PER_QUESTION = 3
+# Enough of a chunk for a question; a long one is cut (the model reads it whole otherwise).
+PASSAGE_CHARS = 1500
+SEED = 0
+QUESTION_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["question", "answer"],
+}
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class WrittenQuestion:
+    chunk_id: str
+    question: str
+    answer: str
+
+
+def question_messages(text: str) -> list[dict[str, str]]:
+    return [
+        {
+            "role": "system",
+            "content": "You write one question a user of these documents might ask, and its answer.",
+        },
+        {
+            "role": "user",
+            "content": f"Passage:\n{text[:PASSAGE_CHARS]}\n\nWrite one question that this passage answers, "
+            "without naming the passage, and its answer: a short phrase copied exactly from the "
+            'passage. Reply in JSON: {"question": "...", "answer": "..."}',
+        },
+    ]
+
+
+def write_question(generator: Generator, chunk: Chunk) -> WrittenQuestion | None:
+    """A question the model writes from `chunk`, or None when its reply is not one."""
+    reply = "".join(
+        generator.stream(
+            question_messages(chunk.text), max_tokens=160, temperature=0.0, json_schema=QUESTION_SCHEMA
+        )
+    )
+    try:
+        data = json.loads(reply)
+        question, answer = str(data["question"]).strip(), str(data["answer"]).strip()
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not question.endswith("?") or not answer:
+        return None
+    return WrittenQuestion(chunk.id, question, answer)
+
+
+def holds_answer(chunk: Chunk, answer: str) -> bool:
+    """Whether the chunk says the answer word for word (case and spacing aside)."""
+    flat = _SPACE.sub(" ", answer).strip().lower()
+    return bool(flat) and flat in _SPACE.sub(" ", chunk.text).lower()
+
+
+def calibrate_corpus(
+    config: Config,
+    *,
+    model: str | None = None,
+    per_group: int | None = None,
+    progress: CalibrationProgress = lambda done, total: None,
+    models: Models | None = None,
+) -> CalibrationRun:
+    """Fits and stores this index's ceiling for the model (`per_group`: questions of each group,
+    default CORPUS_PER_GROUP). `models`: as calibrate_model's."""
+    config = calibration_config(config, model)
+    if config.index_location.remote:
+        raise RaggityError(
+            "rag calibrate --corpus works on a local index only", "run it on a local copy of the index"
+        )
+    sha = require_sha(config)
+    wanted = per_group or CORPUS_PER_GROUP
+    session = Raggity(config, models=models or Models(config))
+    layout = IndexLayout(config.index_dir).require()
+    started = time.perf_counter()
+    kind = f"corpus-{hashlib.sha256(str(layout.root.resolve()).encode()).hexdigest()[:16]}"
+    log = SignalLog(signal_log(sha, f"{kind}.prompt{PROMPT_VERSION}"))
+    written = SignalLog(signal_log(sha, f"{kind}.written"), key="chunk_id")
+    answerable = _answerable(session, wanted, log, written, progress)
+    if len(answerable) < MIN_ANSWERABLE:
+        raise RaggityError(
+            f"only {len(answerable)} questions written from this index were found by retrieval in its "
+            f"answering chunk; at least {MIN_ANSWERABLE} are needed",
+            "raise --limit, or use the model's calibration (`rag calibrate`)",
+        )
+    unrelated = [("out_of_corpus", q.question) for q in load_calibration_set().of_group("out_of_corpus")]
+    groups, _ = collect(session, unrelated[:wanted], log, progress)
+    groups[ANSWERABLE] = answerable
+    model_pair = resolve_thresholds(config, corpus=False).thresholds
+    floor = config.retrieval.sufficiency_floor
+    fitted = fit(groups, [floor], coverage_floors=(model_pair.min_coverage,))
+    calibration = Calibration(
+        model=generator_name(config),
+        sha256=sha,
+        calibrated_at=now_iso(),
+        prompt_version=PROMPT_VERSION,
+        sufficiency_floor=floor,
+        min_coverage=fitted.min_coverage,
+        max_refusal_probability=fitted.max_refusal_probability,
+        n={name: len(rows) for name, rows in groups.items()},
+        declined=dict(fitted.declined),
+        scope="corpus",
+        seconds=round(time.perf_counter() - started, 1),
+    )
+    return CalibrationRun(calibration, write_corpus_calibration(layout.calibration, calibration), 0)
+
+
+def _answerable(
+    session: Raggity, wanted: int, log: SignalLog, written: SignalLog, progress: CalibrationProgress
+) -> list[Signal]:
+    """Signals of up to `wanted` questions written from a fixed sample of the index's chunks, each
+    kept only when retrieval finds its chunk and the chunk holds its answer."""
+    snapshot = session.searcher.snapshot
+    ids = sorted(snapshot.manifest.live_ids())
+    sample = random.Random(SEED).sample(ids, min(len(ids), wanted * TRIES_PER_QUESTION))
+    asking: Raggity | None = None
+    kept: list[Signal] = []
+    progress(0, len(sample))
+    with log.appending() as signals, written.appending() as writes:
+        for done, chunk_id in enumerate(sample, start=1):
+            if len(kept) >= wanted:
+                break
+            chunk = snapshot.table.fetch([chunk_id]).get(chunk_id)
+            if chunk is not None:
+                asking = asking or signals_session(session)
+                signal = _kept_signal(session, asking, chunk.chunk, log, signals, written, writes)
+                if signal is not None:
+                    kept.append(signal)
+            progress(done, len(sample))
+    return kept
+
+
+def _kept_signal(
+    session: Raggity,
+    asking: Raggity,
+    chunk: Chunk,
+    log: SignalLog,
+    signals: TextIO,
+    written: SignalLog,
+    writes: TextIO,
+) -> Signal | None:
+    row = written.rows.get(chunk.id)
+    if row is None:
+        question = write_question(session.models.generator, chunk)
+        row = {
+            "chunk_id": chunk.id,
+            "question": question and question.question,
+            "answer": question and question.answer,
+        }
+        written.add(writes, row)
+    if not row.get("question") or not holds_answer(chunk, str(row.get("answer") or "")):
+        return None
+    signals_row = log.rows.get(str(row["question"]))
+    if signals_row is None:
+        signals_row = signal_row(asking, str(row["question"]))
+        log.add(signals, signals_row)
+    return Signal.from_row(signals_row) if chunk.id in signals_row.get("chunks", ()) else None
