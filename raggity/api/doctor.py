@@ -52,6 +52,9 @@ def run_checks(config: Config) -> list[Check]:
                 Check(f"model: {model.role}", False, f"{model.name} not available", model.note, severity)
             )
     checks.extend(Check(f"device: {p.role}", p.ok, f"{p.device}: {p.why}") for p in device_placements(config))
+    from raggity.api.generator_check import generator_checks  # noqa: PLC0415 - it imports this module's Check
+
+    checks.extend(generator_checks(config))
     thresholds = answer_thresholds(config)
     checks.append(
         Check(
