@@ -31,6 +31,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from raggity.config.schema import IngestConfig
+from raggity.core.beneath import open_no_links
 from raggity.core.errors import ConfigError
 from raggity.ingest.generated import (
     GENERATED,
@@ -54,7 +55,6 @@ JUNK_FOLDERS = frozenset(
 _MB = 1024 * 1024
 # Non-blocking, so that opening a FIFO cannot stall discovery.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
 
 BAD_NAME = "name is not valid UTF-8 (rename it to index it)"
 INSIDE_INDEX = "inside raggity's index folder"
@@ -434,11 +434,11 @@ class _Walk:
             limit = f"{self.config.max_file_mb:g}"
             self.found.skip(real, str(path), f"larger than {limit} MB (raise ingest.max_file_mb)", via_link)
             return
-        reason = _unreadable_reason(path)
+        reason = _unreadable_reason(real)
         if reason is not None:
             self.found.skip(real, str(path), reason, via_link)
             return
-        if self._generated_content(path, st):
+        if self._generated_content(path, real, st):
             self.found.exclude(real, str(path), GENERATED, via_link)
             return
         self.found.add_file(real, path, via_link)
@@ -469,12 +469,12 @@ class _Walk:
             return GENERATED
         return None
 
-    def _generated_content(self, path: Path, st: os.stat_result) -> bool:
+    def _generated_content(self, path: Path, real: str, st: os.stat_result) -> bool:
         """Only code and data are judged by content: prose may well have a paragraph per line."""
         if self.config.include_generated or path == Path(self.root_real) or kind_of(path) != "code":
             return False
         try:
-            with path.open("rb") as handle:
+            with os.fdopen(open_no_links(real, _OPEN_FLAGS), "rb") as handle:
                 head = handle.read(HEAD_BYTES)
         except OSError:
             return False  # the reader will report it
@@ -560,11 +560,11 @@ def _read_ignore_file(path: str) -> list[str] | None:
         os.close(fd)
 
 
-def _unreadable_reason(path: Path) -> str | None:
+def _unreadable_reason(real: str) -> str | None:
     """Why the file cannot be opened for reading, or None. Opening, not os.access, so ACLs count too."""
+    # By its real path with no link followed on it (raggity.core.beneath), as ingest will open it.
     try:
-        # Non-blocking: a FIFO must not stall discovery (and is already excluded as irregular).
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = open_no_links(real, _OPEN_FLAGS)
     except OSError as exc:
         return (
             f"unreadable: {_os_reason(exc)}"

@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 from raggity.core.atomic_file import atomic_write_text
+from raggity.core.beneath import open_no_links
 from raggity.core.errors import ModelError
 
 _CHUNK = 4 * 1024 * 1024
@@ -19,14 +20,20 @@ _CHUNK = 4 * 1024 * 1024
 def sha256_file(path: Path, *, follow_symlinks: bool = True) -> str:
     """The SHA-256 of a regular file. Opened non-blocking, so that a FIFO (a file replaced by one
     during an ingest) is refused instead of hanging while the ingest holds its lock; OSError when
-    `path` is not a regular file, or is a link and `follow_symlinks` is False."""
+    `path` is not a regular file. `follow_symlinks` False: a real path that discovery checked, opened
+    with no link followed anywhere on it (raggity.core.beneath), not only at its end, so a folder
+    swapped for a link after discovery cannot lead the hash outside the ingested folder."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    if not follow_symlinks:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, flags) if follow_symlinks else open_no_links(path, flags)
+    return sha256_fd(fd, str(path))
+
+
+def sha256_fd(fd: int, name: str) -> str:
+    """The SHA-256 of the regular file open at `fd` (opened non-blocking), which this closes; OSError
+    naming `name` when it is not a regular file."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+            raise OSError(errno.EINVAL, "not a regular file", name)
         os.set_blocking(fd, True)
         handle = os.fdopen(fd, "rb")
     except BaseException:

@@ -80,3 +80,34 @@ def test_a_decline_counts_an_indexed_file_written_again_only_when_its_bytes_chan
 
     note.write_text(NOTE.replace("second", "fourth"), encoding="utf-8")  # the same size, other bytes
     assert declining.ask(question).newer_files == 1
+
+
+def _swapped_for_a_link(folder: Path, outside: Path) -> None:
+    """The indexed folder moved aside and a link to `outside`, holding a copy of its files, in its place."""
+    outside.mkdir()
+    for item in folder.iterdir():
+        (outside / item.name).write_bytes(item.read_bytes())
+    folder.rename(folder.with_name("aside"))
+    folder.symlink_to(outside, target_is_directory=True)
+
+
+def test_a_cited_file_behind_a_folder_swapped_for_a_link_is_flagged_not_read(tmp_path: Path) -> None:
+    """The check opens the indexed path with no link followed on it: the same bytes behind a link
+    are not the indexed file, whose folder is gone."""
+    session, note = _indexed(tmp_path)
+    _swapped_for_a_link(note.parent, tmp_path / "outside")
+
+    assert session.ask(QUESTION).changed_sources == (str(note),)
+
+
+def test_a_decline_counts_no_file_behind_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    session, note = _indexed(tmp_path)
+    declining = Raggity(session.config, generator=ScriptedGenerator(must_not_generate))
+    outside = tmp_path / "outside"
+    _swapped_for_a_link(note.parent, outside)
+    (outside / "geography.md").write_text("Ulaanbaatar is the capital of Mongolia.\n", encoding="utf-8")
+
+    answer = declining.ask("What is the capital of Mongolia?")
+
+    assert answer.abstained
+    assert answer.newer_files == 0

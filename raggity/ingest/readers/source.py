@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from raggity.core.beneath import LinkOnPathError, open_no_links
 from raggity.core.errors import os_reason
 from raggity.ingest.readers.errors import UnreadableFileError
 
 _NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
-_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -25,6 +25,8 @@ def os_error_reason(exc: OSError) -> str:
         return "unreadable: permission denied"
     if isinstance(exc, IsADirectoryError):
         return "not a file"
+    if isinstance(exc, LinkOnPathError):
+        return "a folder on its path was replaced by a symlink (not followed)"
     if exc.errno == errno.ELOOP:
         # Opened with O_NOFOLLOW: discovery checked a file, and a link now stands in its place.
         return "replaced by a symlink (not followed)"
@@ -33,12 +35,14 @@ def os_error_reason(exc: OSError) -> str:
 
 @contextmanager
 def open_source(path: Path) -> Iterator[BinaryIO]:
-    """The file opened for binary reading; OSErrors inside the block become UnreadableFileError."""
+    """The file opened for binary reading; OSErrors inside the block become UnreadableFileError.
+
+    Ingest opens files by the real path discovery checked, so no link may stand anywhere on `path`:
+    a file, or a folder above it, replaced by a link after discovery is refused, not followed out of
+    the ingested folder (raggity.core.beneath)."""
     try:
-        # Non-blocking, so that a FIFO given by name fails the regular-file check instead of hanging;
-        # not following a link, so that a file replaced by one after discovery is not read through
-        # it (ingest opens files by the real path discovery checked).
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        # Non-blocking, so that a FIFO given by name fails the regular-file check instead of hanging.
+        fd = open_no_links(path, os.O_RDONLY | _NONBLOCK)
     except OSError as exc:
         raise UnreadableFileError(os_error_reason(exc)) from exc
     try:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from pathlib import Path
 
-from raggity.models.hashing import sha256_file
+from raggity.core.beneath import open_no_links
+from raggity.models.hashing import sha256_fd
 from raggity.store.manifest import Manifest, SourceEntry
 
 # A decline looks for newer files in at most this many indexed folders (one listing each, not
@@ -22,6 +22,8 @@ MAX_FOLDERS = 200
 # Newer indexed files of their indexed size are hashed, up to this many bytes in all, to tell a touch
 # from an edit; past it, one is counted as newer unread.
 MAX_HASHED_BYTES = 32 * 1024 * 1024
+# Non-blocking: a FIFO put in a file's place must not stall an answer.
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
 def changed_since_ingest(sources: Iterable[str], manifest: Manifest) -> tuple[str, ...]:
@@ -29,38 +31,38 @@ def changed_since_ingest(sources: Iterable[str], manifest: Manifest) -> tuple[st
     changed: list[str] = []
     for source in dict.fromkeys(sources):
         entry = manifest.sources.get(source)
-        if entry is None or not os.path.isabs(source):
-            continue
-        try:
-            info = os.lstat(source)
-        except OSError:
-            changed.append(source)  # deleted, or no longer readable as the indexed file
-            continue
-        if _differs(source, entry, info):
+        if entry is not None and os.path.isabs(source) and _differs(source, entry):
             changed.append(source)
     return tuple(changed)
 
 
-def _differs(source: str, entry: SourceEntry, info: os.stat_result) -> bool:
-    """Whether the file (`info`: its lstat) is not what was indexed: not a regular file, another size,
-    or, when its stamp moved, other bytes."""
-    if not stat.S_ISREG(info.st_mode) or info.st_size != entry.size:
-        return True
-    return info.st_mtime_ns != entry.mtime_ns and _digest(source) != entry.sha256
-
-
-def _digest(source: str) -> str:
+def _differs(path: str, entry: SourceEntry, folder: int | None = None) -> bool:
+    """Whether the file at `path` (relative to the open `folder`, if given) is not what was indexed:
+    gone, unreadable, not a regular file, another size, or, when its stamp moved, other bytes. It is
+    opened with no link followed anywhere on its path (raggity.core.beneath): a folder swapped for a
+    link since the ingest leads nowhere, and a file indexed under a link's name is never read
+    through it, so it counts as changed (`rag ingest` settles it)."""
     try:
-        return sha256_file(Path(source))
+        fd = open_no_links(path, _READ, dir_fd=folder)
     except OSError:
-        return ""
+        return True
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != entry.size:
+            return True
+        return info.st_mtime_ns != entry.mtime_ns and sha256_fd(os.dup(fd), path) != entry.sha256
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def newer_files(manifest: Manifest) -> int:
     """How many files in the indexed folders were written after the last ingest, among those with the
     extension of a file indexed beside them (new or edited notes, not editor leftovers). An indexed
     file written again with the same bytes (a `touch`, a checkout, a package reinstalled) is not
-    counted: `rag ingest` would find nothing new in it."""
+    counted: `rag ingest` would find nothing new in it. A folder is listed, and its files opened,
+    with no link followed on its path."""
     if manifest.last_ingest is None:
         return 0
     since_ns = int(manifest.last_ingest * 1e9)
@@ -73,23 +75,29 @@ def newer_files(manifest: Manifest) -> int:
     budget = MAX_HASHED_BYTES
     for folder, kinds in list(suffixes.items())[:MAX_FOLDERS]:
         try:
-            entries = list(os.scandir(folder))
+            listing = open_no_links(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except OSError:
             continue
-        for item in entries:
-            if item.name.startswith(".") or os.path.splitext(item.name)[1] not in kinds:
-                continue
-            try:
-                info = item.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if not stat.S_ISREG(info.st_mode) or info.st_mtime_ns <= since_ns:
-                continue
-            entry = manifest.sources.get(item.path)
-            if entry is None or info.st_size != entry.size or info.st_size > budget:
-                count += 1
-                continue
-            budget -= info.st_size
-            if _differs(item.path, entry, info):
-                count += 1
+        try:
+            names = os.listdir(listing)
+            for name in names:
+                if name.startswith(".") or os.path.splitext(name)[1] not in kinds:
+                    continue
+                try:
+                    info = os.stat(name, dir_fd=listing, follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode) or info.st_mtime_ns <= since_ns:
+                    continue
+                entry = manifest.sources.get(os.path.join(folder, name))
+                if entry is None or info.st_size != entry.size or info.st_size > budget:
+                    count += 1
+                    continue
+                budget -= info.st_size
+                if _differs(name, entry, listing):
+                    count += 1
+        except OSError:
+            continue
+        finally:
+            os.close(listing)
     return count
