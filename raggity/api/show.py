@@ -1,8 +1,9 @@
 """What a citation or chunk id points at: the indexed chunks it names, in file order.
 
 A reference is a chunk id (as `rag search --json` prints it, or a parent id), or a citation as raggity
-prints it: `PATH:lines 3-9`, `PATH:line 3`, `PATH:page 2`, `PATH:pages 2-3`, `PATH#anchor`, or a bare
-PATH for every chunk of the file. PATH may be absolute, relative to the current folder, or any tail of
+prints it: `PATH:lines 3-9`, `PATH:line 3`, `PATH:page 2`, `PATH:pages 2-3`, `PATH#anchor`, a named
+place (`deck.pptx:slide 7`, `costs.xlsx:Costs!A14:D30`, `analysis.ipynb:cell 12`: core/places.py), or a
+bare PATH for every chunk of the file. PATH may be absolute, relative to the current folder, or any tail of
 an indexed path (`library/copy.html`) that names one file.
 """
 
@@ -16,6 +17,7 @@ from urllib.parse import unquote
 from raggity.api.local_only import local_layout
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
+from raggity.core.places import place_range
 from raggity.core.types import Chunk, Location
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import load_manifest
@@ -72,7 +74,29 @@ def _readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:
     """The ways to read `reference`, surest first: `notes/a#b.md` is a file of that name before it
     is `notes/a` at anchor `b.md`."""
     cited = _parse_citation(reference)
-    return [(reference, lambda _: True), cited] if "#" in reference and cited[0] != reference else [cited]
+    readings = [(reference, lambda _: True), cited] if "#" in reference and cited[0] != reference else [cited]
+    return readings + _place_readings(reference)
+
+
+def _place_readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:
+    """`PATH:PLACE` split at each colon (a path or a place may hold one: `Costs!A1:D9`)."""
+    return [
+        (reference[:index], _place_test(reference[index + 1 :]))
+        for index, char in enumerate(reference)
+        if char == ":" and 0 < index < len(reference) - 1
+    ]
+
+
+def _place_test(place: str) -> Callable[[Location], bool]:
+    return lambda loc: _in_place(loc, place)
+
+
+def _in_place(loc: Location, place: str) -> bool:
+    """Whether a chunk of a document with named places (slides, rows, cells) overlaps `place`."""
+    if loc.page_start is None or not loc.anchor:
+        return False
+    cited = place_range(loc.anchor, place)
+    return cited is not None and loc.page_start <= cited[1] and (loc.page_end or loc.page_start) >= cited[0]
 
 
 def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:

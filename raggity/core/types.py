@@ -6,10 +6,31 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote
 
-if TYPE_CHECKING:
-    from raggity.core.protocols import Vector
+from raggity.core.places import render_place
 
-DocumentKind = Literal["markdown", "text", "rst", "html", "pdf", "code"]
+if TYPE_CHECKING:
+    from raggity.core.vectors import Vector
+
+DocumentKind = Literal[
+    "markdown",
+    "text",
+    "rst",
+    "html",
+    "pdf",
+    "code",
+    # Documents whose places are slides, sheets, cells, messages or chapters (core/places.py).
+    "docx",
+    "pptx",
+    "xlsx",
+    "csv",
+    "ipynb",
+    "mail",
+    "epub",
+    "odt",
+    "ods",
+    "odp",
+    "rtf",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +96,9 @@ class Location:
     - PDF: `page_start`-`page_end`; the lines number the extracted text and are never shown.
     - HTML: `anchor`, the fragment id nearest before the chunk (None: the top of the page). HTML text is
       extracted, so it has no file lines: `line_start` and `line_end` are 0.
+    - Slides, sheets, notebooks, mail, e-books, word processor files: `page_start`-`page_end` number
+      the places (slides, rows, cells...) and `anchor` is the template that names them
+      (core/places.py): `slide 7`, `Costs!A14:D30`, `heading "Budget" (paragraph 14)`.
     """
 
     line_start: int
@@ -101,6 +125,9 @@ class Location:
 
     def __str__(self) -> str:
         if self.page_start is not None:
+            if self.anchor:
+                # A paged document has no fragment ids: its anchor is how its places are written.
+                return render_place(self.anchor, self.page_start, self.page_end or self.page_start)
             if self.page_end is None or self.page_end == self.page_start:
                 return f"page {self.page_start}"
             return f"pages {self.page_start}-{self.page_end}"

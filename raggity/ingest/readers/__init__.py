@@ -7,8 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from raggity.core.types import Document
+from raggity.ingest.readers.embedded import byte_reader
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.kinds import kind_of
+from raggity.ingest.readers.source import open_source
 
 __all__ = ["DEFAULT_MAX_CHARS", "TooMuchTextError", "UnreadableFileError", "read_file"]
 
@@ -57,6 +59,12 @@ def _read(path: Path, kind: str | None, segment_chars: int, max_chars: int) -> I
         from raggity.ingest.readers.pdf import read_pdf  # noqa: PLC0415 - a parser loads only for its format
 
         yield read_pdf(path, max_chars=max_chars)
+    elif (reader := byte_reader(kind)) is not None:
+        # Structured kinds (Office, OpenDocument, notebooks, mail, e-books) are read whole from bytes,
+        # so that a mail's attachments go through the same readers (readers/embedded.py).
+        with open_source(path) as stream:
+            data = stream.read()
+        yield reader(data, str(path), max_chars=max_chars)
     elif kind == "code":
         from raggity.ingest.readers.code import read_code  # noqa: PLC0415 - a parser loads only for its format
 

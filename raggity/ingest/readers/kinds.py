@@ -15,6 +15,22 @@ _BY_SUFFIX: dict[str, DocumentKind] = {
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
+    ".docx": "docx",
+    ".docm": "docx",
+    ".pptx": "pptx",
+    ".pptm": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".ipynb": "ipynb",
+    ".eml": "mail",
+    ".mbox": "mail",
+    ".epub": "epub",
+    ".odt": "odt",
+    ".ods": "ods",
+    ".odp": "odp",
+    ".rtf": "rtf",
     **dict.fromkeys(
         (
             ".py .js .mjs .cjs .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cc .cxx .hh .hxx .cs .rb .php .sh"
