@@ -1,4 +1,5 @@
-"""`rag models`: where each model role resolves, and `rag models pull` for users who are online."""
+"""`rag models`: where each model role resolves, `add` and `list` for models of your own, and `pull`
+for users who are online."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from rich.table import Table
 
 from raggity.cli.shared import ConfigOption, JsonOption, err, load, out
 
-models_app = typer.Typer(help="List the models raggity uses, or download another one.", no_args_is_help=False)
+models_app = typer.Typer(
+    help="List the models raggity uses, add your own, or download another one.", no_args_is_help=False
+)
 
 
 @models_app.callback(invoke_without_command=True)
@@ -73,3 +76,61 @@ def pull(
             f'(or [generation] model = "{pulled.name}" for a GGUF)'
         )
     )
+
+
+@models_app.command("add")
+def add(
+    path: Annotated[str, typer.Argument(help="A .gguf file of your own.")],
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="The name [generation] model takes (default: the file's name)."),
+    ] = None,
+    copy: Annotated[
+        bool, typer.Option("--copy", help="Copy the file into the models folder instead of linking to it.")
+    ] = False,
+) -> None:
+    """Add a GGUF of your own under a name.
+
+    The file is hashed once and checked against that hash on every load, as a pulled model is."""
+    from pathlib import Path  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    from raggity.api.models import add_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    with err.status("hashing the model (once)"):
+        added = add_model(Path(path), name=name, copy=copy)
+    out.print(
+        plain(f"added {added.name}: {added.gguf} ({added.size / 1e6:.1f} MB, sha256 {added.sha256[:16]})")
+    )
+    out.print(plain(f'use it with: [generation] model = "{added.name}"  (or rag ask --model {added.name})'))
+    out.print(plain(f"uncalibrated until you run: rag calibrate --model {added.name}"))
+
+
+@models_app.command("list")
+def list_all(config: ConfigOption = None, json_out: JsonOption = False) -> None:
+    """List every generator model you can name, Ollama's included.
+
+    Packaged, pulled or added models, and those in Ollama's store ($OLLAMA_MODELS, else
+    ~/.ollama/models), with the one configured marked and each one's calibration."""
+    from raggity.api.models import list_generators  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    rows = list_generators(load(config))
+    if json_out:
+        print_json(out, [asdict(r) for r in rows])
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("", "model", "from", "present", "size", "sha256", "calibration", "path / note"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(
+            "*" if r.selected else "",
+            plain(r.name),
+            r.source,
+            "yes" if r.present else "no",
+            f"{r.size / 1e6:.1f} MB" if r.size else "",
+            r.sha256[:16],
+            plain(r.calibration),
+            plain(r.path or r.note),
+        )
+    out.print(table)

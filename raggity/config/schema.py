@@ -191,7 +191,7 @@ class RetrievalConfig:
 class GenerationConfig:
     model: str = key(
         "qwen2.5-coder-1.5b-instruct",
-        "Generator: a packaged model name or a pulled GGUF.",
+        "Generator: a packaged model name, a pulled or added model (rag models list), or an Ollama model as ollama:NAME:TAG.",
         reach=Reach.MODEL_AS_PATH,
     )
     model_path: str = key("", "Path to any GGUF file; overrides model.", reach=Reach.WHEN_SET)

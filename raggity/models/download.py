@@ -121,7 +121,9 @@ def download_all(
     return dest
 
 
-def verify_download(folder: Path, hasher: Callable[[Path], str] = sha256_file) -> None:
+def verify_download(
+    folder: Path, hasher: Callable[[Path], str] = sha256_file, fix: str = "pull the model again"
+) -> None:
     """Re-hashes every file listed in the folder's raggity-model.json; ModelError on any difference.
 
     `hasher` may be a caching one, so that a large model is not re-read on every load."""
@@ -130,12 +132,12 @@ def verify_download(folder: Path, hasher: Callable[[Path], str] = sha256_file) -
         records = json.loads(manifest.read_text(encoding="utf-8"))["files"]
         expected = {str(record["path"]): str(record["sha256"]) for record in records}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelError(f"{manifest}: missing or malformed manifest", "pull the model again") from exc
+        raise ModelError(f"{manifest}: missing or malformed manifest", fix) from exc
     for relative, digest in expected.items():
         path = folder / relative
         actual = hasher(path) if path.is_file() else "missing"
         if actual != digest:
-            raise ModelError(f"{path}: expected sha256 {digest}, got {actual}", "pull the model again")
+            raise ModelError(f"{path}: expected sha256 {digest}, got {actual}", fix)
 
 
 def resolve_pull_spec(name_or_url: str) -> list[DownloadItem]:

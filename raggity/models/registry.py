@@ -12,6 +12,7 @@ from pathlib import Path
 from raggity.config.schema import EmbeddingConfig, GenerationConfig, RetrievalConfig, data_home
 from raggity.core.atomic_file import fsync_dir
 from raggity.core.errors import ModelError
+from raggity.models import ollama
 from raggity.models.hashing import HashCache, cache_home
 from raggity.models.packaged import EMBEDDERS, GENERATORS, PackagedGenerator
 
@@ -99,6 +100,8 @@ def resolve_generator(
         if not path.is_file():
             raise ModelError(f"{path}: GGUF file not found", "fix [generation] model_path")
         return GeneratorFile(path, identity=f"{path.name}:{hash_cache().digest(path)[:16]}")
+    if ollama.is_ollama_name(cfg.model):
+        return ollama_generator(cfg.model)
     packaged = GENERATORS.get(cfg.model)
     if packaged is None:
         folder = models_home() / cfg.model
@@ -111,10 +114,21 @@ def resolve_generator(
     )
 
 
+def ollama_generator(name: str) -> GeneratorFile:
+    """A model in Ollama's store (raggity/models/ollama.py), its blob verified against the digest
+    that names it: hashed once, then remembered by path, size and mtime."""
+    found = ollama.find_model(name)
+    ollama.verify(found, hash_cache().digest(found.blob))
+    return GeneratorFile(found.blob, identity=f"{name}:{found.sha256[:16]}")
+
+
 def check_generator_name(name: str) -> None:
     """Raises the unknown-model error for a name that is neither packaged nor pulled, without loading
     or verifying anything: `rag ask --model typo` must fail even when retrieval abstains before the
     model is needed."""
+    if ollama.is_ollama_name(name):
+        ollama.find_model(name)
+        return
     folder = models_home() / name
     if name not in GENERATORS and not (folder.is_dir() and any(folder.glob("*.gguf"))):
         raise _unknown_generator(name)
@@ -123,7 +137,8 @@ def check_generator_name(name: str) -> None:
 def _unknown_generator(name: str) -> ModelError:
     return ModelError(
         f"generation model {name!r} is neither packaged nor pulled",
-        f"use one of {', '.join(GENERATORS)}, `rag models pull URL`, or set [generation] model_path",
+        f"use one of {', '.join(GENERATORS)}, `rag models add PATH.gguf`, an Ollama model "
+        '("ollama:NAME:TAG"), or set [generation] model_path (`rag models list` shows them)',
     )
 
 
@@ -191,7 +206,15 @@ def verified_pull(folder: Path) -> Path:
     from raggity.models.download import MANIFEST_NAME, verify_download  # noqa: PLC0415 - loaded only when a reranker is found
 
     if (folder / MANIFEST_NAME).is_file():
-        verify_download(folder, hasher=hash_cache().digest)
+        from raggity.models.added import added_source  # noqa: PLC0415 - as above
+
+        source = added_source(folder)
+        fix = (
+            "pull the model again"
+            if source is None
+            else f"{source} changed since `rag models add`: remove {folder} and add it again"
+        )
+        verify_download(folder, hasher=hash_cache().digest, fix=fix)
     return folder
 
 
