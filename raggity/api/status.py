@@ -95,18 +95,26 @@ def index_status(config: Config) -> IndexStatus:
 
 
 def remote_index_status(config: Config) -> IndexStatus:
-    """What CURRENT and its manifest say about an index on object storage (two small GETs)."""
+    """What CURRENT and its manifest say about an index on object storage: CURRENT is checked as every
+    reading command checks it (a damaged pointer, or a version the table does not have, is the same
+    one-line error), which opens the table at that version (a few small GETs)."""
     from raggity.store.object_store import S3Objects  # noqa: PLC0415 - a local index never loads boto3
-    from raggity.store.remote_commit import current_commit, read_manifest_text  # noqa: PLC0415 - as above
+    from raggity.store.remote_commit import current_commit, open_committed  # noqa: PLC0415 - as above
+    from raggity.store.remote_errors import lance_store_error  # noqa: PLC0415 - as above
 
     location = config.index_location
     objects = S3Objects(location)
     commit = current_commit(objects)
-    manifest = (
-        Manifest()
-        if commit is None
-        else parse_manifest(read_manifest_text(objects, commit), f"{location.uri} manifest")
-    )
+    manifest = Manifest()
+    if commit is not None:
+        try:
+            index = open_committed(
+                objects, location.child("lancedb", "chunks.lance"), dict(location.storage_options)
+            )
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise lance_store_error(exc, location) or exc from None
+        commit = index.commit
+        manifest = parse_manifest(index.manifest_text, f"{location.uri} manifest")
     return IndexStatus(
         index_dir=location.uri,
         config_file=config.source,

@@ -103,6 +103,20 @@ class S3Objects:
             raise object_store_error(exc, self._location) from None
         return StoredObject(found["Body"].read(), str(found["ETag"]))
 
+    def names(self, prefix: str) -> list[str]:
+        """The names (relative to the index's prefix) of the objects under `prefix`."""
+        base = self._key("")
+        found: list[str] = []
+        try:
+            pages = self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self._bucket, Prefix=self._key(prefix)
+            )
+            for page in pages:
+                found += [str(item["Key"])[len(base) :] for item in page.get("Contents", [])]
+        except Exception as exc:
+            raise object_store_error(exc, self._location) from None
+        return found
+
     def delete(self, name: str, etag: str) -> None:
         """Deletes `name` only if it still has `etag` (a lease taken over by another writer stays)."""
         from botocore.exceptions import ClientError  # noqa: PLC0415 - only a remote index needs boto3

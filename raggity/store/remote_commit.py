@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import time
 import uuid
@@ -27,12 +28,17 @@ from typing import Any
 
 from raggity.core.errors import IndexBusyError, IndexStateError
 from raggity.store.object_store import PreconditionFailedError, S3Objects
+from raggity.store.remote_errors import store_failure_text
 
 LEASE = "ingest.lock"
 CURRENT = "CURRENT"
 MANIFESTS = "manifests"
 # A writer renews at least this often (between batches); a lease this old belongs to a dead writer.
 LEASE_SECONDS = 600.0
+# Lance numbers versions from 1 as an unsigned 64-bit integer; its Python binding takes a signed one.
+MAX_VERSION = 2**63 - 1
+# The manifest keys publish() writes: the table version, zero-padded, and a random hex id.
+_MANIFEST_KEY = re.compile(rf"{MANIFESTS}/([0-9]{{1,20}})-[0-9a-f]{{32}}\.json")
 
 
 @dataclass(frozen=True)
@@ -143,18 +149,64 @@ def _died_here(lease: dict[str, Any]) -> bool:
     return False
 
 
-def current_commit(objects: S3Objects) -> Commit | None:
-    """The index's last complete ingest, or None before the first one."""
+def current_commit(objects: S3Objects, *, repair: bool = False) -> Commit | None:
+    """The index's last complete ingest, or None before the first one.
+
+    Every command reads CURRENT through here, so a damaged pointer (not JSON, not an object, a version
+    that is not a Lance version number, a manifest key that is not one a writer makes) is the same
+    one-line IndexStateError for all of them, before any number reaches Lance (`-1` and 2**70 ended
+    in OverflowError there). `repair` (a rebuild): a damaged pointer is not an error; the commit is
+    recovered from the newest complete manifest, with the damaged object's etag, so the rebuild's
+    publish replaces it by compare-and-swap (see recover_commit)."""
     found = objects.get(CURRENT)
     if found is None:
         return None
-    data = _parse(found.body)
-    try:
-        return Commit(int(data["version"]), str(data["manifest"]), found.etag)
-    except (KeyError, TypeError, ValueError):
-        raise IndexStateError(
-            "the index's CURRENT pointer is damaged", "run `rag ingest --rebuild` to rebuild the index"
-        ) from None
+    commit = parse_pointer(found.body, found.etag)
+    if commit is not None:
+        return commit
+    if repair:
+        return recover_commit(objects, found.etag)
+    raise damaged_pointer()
+
+
+def damaged_pointer(why: str = "is damaged") -> IndexStateError:
+    return IndexStateError(f"the index's CURRENT pointer {why}", "run `rag ingest --rebuild` to repair it")
+
+
+def parse_pointer(body: bytes, etag: str) -> Commit | None:
+    """CURRENT's body as a Commit, or None when it is not one publish() could have written."""
+    data = _parse(body)
+    version, manifest = data.get("version"), data.get("manifest")
+    # bool is an int subclass; a float, a string or a number Lance's u64 cannot hold is damage.
+    if type(version) is not int or not 1 <= version <= MAX_VERSION:
+        return None
+    if not isinstance(manifest, str) or _MANIFEST_KEY.fullmatch(manifest) is None:
+        return None
+    return Commit(version, manifest, etag)
+
+
+def recover_commit(objects: S3Objects, etag: str) -> Commit:
+    """The commit of the newest manifest that a writer completed (its key names its table version and
+    its body is a manifest), carrying the damaged CURRENT's `etag`; with no such manifest, a commit of
+    version 0 that only carries the etag (a rebuild publishes over it and reads nothing from it)."""
+    keys = sorted(
+        (
+            (int(match.group(1)), key)
+            for key in objects.names(f"{MANIFESTS}/")
+            if (match := _MANIFEST_KEY.fullmatch(key))
+        ),
+        reverse=True,
+    )
+    for version, key in keys:
+        found = objects.get(key)
+        if found is not None and 1 <= version <= MAX_VERSION and _is_manifest(found.body):
+            return Commit(version, key, etag)
+    return Commit(0, "", etag)
+
+
+def _is_manifest(body: bytes) -> bool:
+    data = _parse(body)
+    return isinstance(data.get("sources"), dict)
 
 
 def read_manifest_text(objects: S3Objects, commit: Commit) -> str:
@@ -212,10 +264,23 @@ class CommittedIndex:
 def open_committed(objects: S3Objects, table_uri: str, storage_options: dict[str, str]) -> CommittedIndex:
     """Reads CURRENT once, then opens the chunk table at its version and reads its manifest; or the
     "no index yet" error every reading command gives."""
-    import lance  # noqa: PLC0415 - lance loads on first use
-
     commit = current_commit(objects)
     if commit is None:
         raise IndexStateError(f"{table_uri}: no index yet", "run `rag ingest PATH` first")
-    dataset = lance.dataset(table_uri, version=commit.version, storage_options=storage_options)
-    return CommittedIndex(commit, dataset, read_manifest_text(objects, commit))
+    manifest_text = read_manifest_text(objects, commit)
+    return CommittedIndex(commit, open_version(table_uri, commit.version, storage_options), manifest_text)
+
+
+def open_version(table_uri: str, version: int, storage_options: dict[str, str]) -> Any:
+    """The chunk table at the `version` CURRENT names; a version the table does not have is a damaged
+    pointer (the same line as any other damage). Object-store failures pass through to the caller's
+    mapping (raggity.store.remote_errors)."""
+    import lance  # noqa: PLC0415 - lance loads on first use
+
+    try:
+        return lance.dataset(table_uri, version=version, storage_options=storage_options)
+    except ValueError as exc:
+        text = str(exc)
+        if "not found" in text.lower() and not store_failure_text(text):
+            raise damaged_pointer(f"names table version {version}, which the table does not have") from None
+        raise

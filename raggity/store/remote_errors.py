@@ -19,6 +19,11 @@ _NO_BUCKET = re.compile(r"NoSuchBucket", re.I)
 _FIRST_LINE_LIMIT = 160
 
 
+def store_failure_text(text: str) -> bool:
+    """Whether Lance's message is the store failing (credentials, bucket, network), not the data."""
+    return any(pattern.search(text) for pattern in (_CREDENTIALS, _NO_BUCKET, _UNREACHABLE))
+
+
 def lance_store_error(exc: BaseException, location: IndexLocation) -> RaggityError | None:
     """The error to show for `exc` raised by Lance/LanceDB on a remote index, or None when it is not
     an object-store failure (the caller handles or re-raises it)."""

@@ -8,15 +8,13 @@ Keyword search uses Lance's full-text index on the same table version (Tantivy c
 
 from __future__ import annotations
 
-from typing import Any
-
 from raggity.config.location import IndexLocation
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.pipeline.search.hybrid import IndexSnapshot
 from raggity.store.lance_fts import LanceFtsReader
 from raggity.store.manifest import Manifest, parse_manifest
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import Commit, current_commit, read_manifest_text
+from raggity.store.remote_commit import Commit, current_commit, open_version, read_manifest_text
 from raggity.store.remote_errors import lance_store_error
 from raggity.store.vector_table import VectorTableReader
 
@@ -51,7 +49,9 @@ class RemoteIndexSnapshot(IndexSnapshot):
             return
         manifest = parse_manifest(read_manifest_text(self._objects, commit), f"{self._location.uri} manifest")
         try:
-            dataset = self._open_table(commit.version)
+            dataset = open_version(
+                self._location.child(*TABLE_PATH), commit.version, dict(self._location.storage_options)
+            )
         except (ValueError, OSError, RuntimeError) as exc:
             raise _store_error(exc, self._location) from None
         self.manifest = manifest
@@ -62,24 +62,9 @@ class RemoteIndexSnapshot(IndexSnapshot):
         self.bm25 = LanceFtsReader(None if empty else dataset)
         self._commit = commit
 
-    def _open_table(self, version: int) -> Any:
-        import lance  # noqa: PLC0415 - lance loads on first use
-
-        return lance.dataset(
-            self._location.child(*TABLE_PATH),
-            version=version,
-            storage_options=dict(self._location.storage_options),
-        )
-
 
 def _store_error(exc: BaseException, location: IndexLocation) -> RaggityError | BaseException:
-    """The one-line error for an object-store failure; the CURRENT version missing means a damaged index."""
+    """The one-line error for an object-store failure (a missing table version is the pointer's
+    damage, said by raggity.store.remote_commit.open_version)."""
     mapped = lance_store_error(exc, location)
-    if mapped is not None:
-        return mapped
-    if "not found" in str(exc).lower():
-        return IndexStateError(
-            f"{location.uri}: the table version CURRENT names is missing",
-            "run `rag ingest --rebuild` to rebuild the index",
-        )
-    return exc
+    return exc if mapped is None else mapped
