@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.pipeline.answer.shape import answer_shape, is_answer, words_to_add_to
+from raggity.pipeline.answer.shape import answer_shape, is_answer, names, words_to_add_to
 
 
 @pytest.mark.parametrize("reply", ["[1]", "[1] [2]", "[1] [2] [3] [4] [5]", " [1]. [2]\n", "[1]: -- [2]"])
@@ -95,19 +95,71 @@ def test_a_short_fact_one_character_long_or_in_another_script_adds_to_the_questi
     assert answer_shape(reply, asked=words_to_add_to(question)) == "prose"
 
 
+def test_a_question_offering_alternatives_is_answered_in_its_own_words() -> None:
+    asked = words_to_add_to("Which is older, the Louvre or the Prado?")
+
+    assert asked == frozenset()
+    assert answer_shape("The Louvre is older [1].", asked=asked) == "prose"
+
+
+# Yes-or-no questions asked of real documentation (httpx's, git's, PostgreSQL's, Scrapy's), each
+# with a reply a small model gave or could give that says "yes" or "no" and names nothing the
+# question did not, and one that names what in the source does it.
 @pytest.mark.parametrize(
-    ("question", "reply"),
+    ("question", "restated", "names_it"),
     [
-        ("Does frobnicator run on Windows?", "Yes, frobnicator runs on Windows [1]."),
-        ("Can git clean remove ignored files?", "No, git clean cannot remove ignored files."),
-        ("Which is older, the Louvre or the Prado?", "The Louvre is older [1]."),
+        (
+            "Can I use basic authentication with the client?",
+            "Yes, you can use basic authentication with the client [1].",
+            'Yes, pass auth=("username", "secret") when creating the Client [1].',
+        ),
+        (
+            "Can I use basic authentication with the client?",
+            "Yes, the client supports basic authentication [1].",
+            "Yes, with `httpx.BasicAuth` [1].",
+        ),
+        (
+            "Does git stash save untracked files?",
+            "No, git stash does not save untracked files [1].",
+            "Only with -u or --include-untracked: then all untracked files are also stashed [1].",
+        ),
+        (
+            "Are two null values considered duplicates in a unique constraint?",
+            "No, two null values are not considered duplicates in a unique constraint [1].",
+            "No, by default null values are not considered equal, unless NULLS NOT DISTINCT is given [1].",
+        ),
+        (
+            "Can a spider stop itself?",
+            "Yes, a spider can stop itself [1].",
+            "Yes, raise the CloseSpider exception from a callback [1].",
+        ),
+        (
+            "Does frobnicator run on Windows?",
+            "Yes, frobnicator runs on Windows [1].",
+            "Yes, it runs on Linux, macOS and Windows 10 or later [1].",
+        ),
     ],
 )
-def test_a_yes_or_no_question_and_one_offering_alternatives_are_answered_in_their_own_words(
-    question: str, reply: str
-) -> None:
-    assert words_to_add_to(question) == frozenset()
-    assert answer_shape(reply, asked=words_to_add_to(question)) == "prose"
+def test_a_yes_or_no_reply_must_name_what_does_it(question: str, restated: str, names_it: str) -> None:
+    asked = words_to_add_to(question)
+
+    assert answer_shape(restated, asked=asked) == "restated"
+    assert answer_shape(names_it, asked=asked) == "prose"
+
+
+@pytest.mark.parametrize(
+    ("reply", "named"),
+    [
+        ("Use `git stash push` [1].", {"git", "stash", "push"}),
+        ("Set max_connections in postgresql.conf.", {"max_connections", "postgresql", "conf"}),
+        ("Call engine.close_spider() or raise CloseSpider.", {"engine", "close_spider", "closespider"}),
+        ("It holds -32768 to +32767 in 2 bytes.", {"32768", "32767", "2"}),
+        ("Yes. Linux is fine, e.g. on a server.", set()),  # a capital that opens a sentence, an abbreviation
+        ("Yes, the client supports it.", set()),
+    ],
+)
+def test_names_are_what_a_reply_names_not_its_plain_words(reply: str, named: set[str]) -> None:
+    assert names(reply) == named
 
 
 def test_is_there_asks_for_the_thing_itself() -> None:

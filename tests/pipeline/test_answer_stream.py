@@ -244,3 +244,24 @@ def test_a_short_answer_without_a_full_stop_is_shown_at_the_end() -> None:
 
     assert shown == ["Paris [1]"]
     assert result.attribution.verified
+
+
+BASIC_AUTH = words_to_add_to("Can I use basic authentication with the client?")
+
+
+def test_a_yes_that_names_nothing_is_never_shown() -> None:
+    shown, result = run("Yes, you can use basic authentication with the client [1].", asked=BASIC_AUTH)
+
+    assert (shown, result.shape, result.shown) == ([], "restated", False)
+
+
+def test_a_yes_is_shown_once_it_names_what_does_it() -> None:
+    shown, result, written = run_tracking(
+        "Yes, give the client an HTTPBasicAuth object, and it sends the credentials.", asked=BASIC_AUTH
+    )
+
+    assert result.shape == "prose"
+    assert "".join(shown) == result.attribution.text
+    # Held until "HTTPBasicAuth" settled (a name the question lacks), not to the sentence's end.
+    assert "HTTPBasicAuth" in written[0]
+    assert "." not in written[0]

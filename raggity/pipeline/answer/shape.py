@@ -59,19 +59,70 @@ def _terms(text: str) -> set[str]:
     return {w for w in _TERM.findall(_MARKER.sub(" ", text).lower()) if w not in ENGLISH_STOPWORDS}
 
 
+class YesNoWords(frozenset[str]):
+    """The words of a yes-or-no question. "Yes" answers it, but a reply that names nothing beyond
+    them ("Yes, you can use basic authentication with the client [1].", asked whether one can) does
+    not say what in the source does it: it must name a setting, class, command, option, value or
+    proper name the question did not (see `names`)."""
+
+
+# A name as a reply writes it: an option ("-n", "--dry-run"), a dotted or underscored identifier
+# ("os.path", "max_connections"), a call ("stop()"), an assignment ("auth="), a word or a number.
+_NAME_TOKEN = re.compile(r"(?<![\w-])(?:--?)?[^\W_][\w]*(?:[._:/=-]+[\w]+)*(?:\(\))?=?")
+_QUOTED = re.compile(r"`([^`]+)`")
+# Abbreviations that look dotted like an identifier and name nothing.
+_NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "cf"})
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether the word at `at` opens the text, a sentence or a line (a capital there names nothing)."""
+    i = at - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return i < 0 or text[i] in ".!?:\n"
+
+
+def names(text: str) -> set[str]:
+    """The words of `text` that name something, lowercased: any word of a name token in backticks,
+    an option, an identifier with dots, underscores, slashes, brackets or an equals sign, a number,
+    a word with a capital past its first letter ("HTTPBasicAuth", "NULL"), or a capitalised word
+    that does not start a sentence ("Linux", "Client"). Plain words ("supports", "use") name
+    nothing."""
+    bare = _MARKER.sub(" ", text)
+    found = {w for quoted in _QUOTED.findall(bare) for w in _TERM.findall(quoted.lower())}
+    for match in _NAME_TOKEN.finditer(bare):
+        token = match.group()
+        word = token.strip("-=()")
+        if word.lower().rstrip(".") in _NOT_NAMES:
+            continue
+        coded = token.startswith("-") or any(c in token for c in "._:/=()") or any(c.isdigit() for c in word)
+        capital = any(c.isupper() for c in word[1:]) or (
+            word[:1].isupper() and not _starts_sentence(bare, match.start())
+        )
+        if coded or capital:
+            found |= set(_TERM.findall(token.lower()))
+    return {w for w in found if w not in ENGLISH_STOPWORDS}
+
+
 def words_to_add_to(question: str) -> frozenset[str]:
-    """The question's words, which a reply must go beyond to answer it; none when the question's
-    own words can answer it: a yes-or-no question ("Does it run on Windows?" -- "Yes, it runs on
-    Windows.") or one that offers alternatives ("the Louvre or the Prado?"). "Is there an
-    equivalent of C's ?: operator?" asks for the equivalent, and is not exempt."""
-    if _POLAR.match(question) or _ALTERNATIVES.search(question):
+    """The question's words, which a reply must go beyond to answer it. A yes-or-no question's
+    (YesNoWords): a reply must name something beyond them (a setting, a command, a value). None
+    when the question offers alternatives ("the Louvre or the Prado?"): naming one answers it. "Is
+    there an equivalent of C's ?: operator?" asks for the equivalent, and is not a yes-or-no
+    question."""
+    if _ALTERNATIVES.search(question):
         return frozenset()
+    if _POLAR.match(question):
+        return YesNoWords(_terms(question))
     return frozenset(_terms(question))
 
 
 def adds_to(text: str, asked: frozenset[str]) -> bool:
     """Whether `text` holds a word that `asked` (words_to_add_to) lacks, stopwords such as a
-    leading "yes" aside: a reply without one said the question back. No `asked`, nothing is."""
+    leading "yes" aside: a reply without one said the question back. For a yes-or-no question, the
+    word must name something (`names`). No `asked` (alternatives offered), nothing is."""
+    if isinstance(asked, YesNoWords):
+        return bool(names(text) - asked)
     return not asked or bool(_terms(text) - asked)
 
 
