@@ -16,6 +16,7 @@ from typing import Any
 from raggity.config.location import storage_options
 from raggity.config.schema import SECTIONS, Config
 from raggity.config.trust import TrustStore, content_hash, owned_by_someone_else, reaching_keys
+from raggity.config.urls import check_url
 from raggity.core.errors import ConfigError
 
 CONFIG_NAME = "raggity.toml"
@@ -193,6 +194,8 @@ def _check_value(value: Any, field: dataclasses.Field[Any], label: str) -> Any:
         choices = field.metadata.get("choices")
         if choices and value not in choices:
             raise ConfigError(f"{label} must be one of {', '.join(choices)}, got {value!r}")
+        if field.metadata.get("url") and value:
+            return check_url(value, label)
         return _without_nul(value, label)
     elif expected == "dict[str, str]":
         raise ConfigError(f"{label} must be a table, e.g. [index.storage], got {value!r}")
@@ -249,7 +252,8 @@ class _KeyLocator:
     """Finds the line of a key in the raw text; tomllib does not report positions."""
 
     _HEADER = re.compile(r"^\s*\[\s*([^\]\s]+)\s*\]")
-    _KEY = re.compile(r"""^\s*["']?([A-Za-z0-9_\-]+)["']?\s*=""")
+    # A bare key, or a quoted one (which may hold spaces, dots and escapes: "aws_session_token ").
+    _KEY = re.compile(r"""^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_\-]+)\s*=""")
 
     def __init__(self, text: str) -> None:
         self._lines = text.splitlines()
@@ -262,6 +266,14 @@ class _KeyLocator:
         return 1
 
     def key(self, section: str, key: str) -> int:
+        line = self._find(section, key)
+        if line is None and "." in section:
+            # An inline table (storage = { ... } under [index]): the line of the table's own key.
+            parent, _, name = section.rpartition(".")
+            line = self._find(parent, name)
+        return line if line is not None else self.section(section)
+
+    def _find(self, section: str, key: str) -> int | None:
         current = ""
         for number, line in enumerate(self._lines, start=1):
             header = self._HEADER.match(line)
@@ -269,6 +281,16 @@ class _KeyLocator:
                 current = header.group(1)
                 continue
             match = self._KEY.match(line)
-            if match and match.group(1) == key and current == section:
+            if match and current == section and _key_name(match.group(1)) == key:
                 return number
-        return self.section(section)
+        return None
+
+
+def _key_name(token: str) -> str | None:
+    """The key a bare or quoted TOML key token names, escapes decoded as tomllib decodes them."""
+    if not token.startswith(("'", '"')):
+        return token
+    try:
+        return next(iter(tomllib.loads(f"{token} = 0")))
+    except (tomllib.TOMLDecodeError, StopIteration):
+        return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from raggity.config.urls import CREDENTIALS_FIX, check_url, is_url_option
 from raggity.core.errors import ConfigError
 
 REMOTE_SCHEMES = frozenset({"s3", "gs", "az"})
@@ -76,8 +77,10 @@ def parse_index_location(path: str, storage: Mapping[str, object], *, base_dir: 
             f"[index] path: unsupported scheme {scheme.lower()}:// ",
             "use a local folder, or an s3://, gs:// or az:// URI",
         )
+    # "@" anywhere, not only in the host part: a password holding a "/" would put it in the path.
+    check_url(path, "[index] path", spaces=True)
     parts = urlsplit(path)
-    if "@" in parts.netloc or parts.query or parts.fragment:
+    if parts.query or parts.fragment:
         # Never echo the value: it may hold a key.
         raise ConfigError(
             "[index] path: the URI may hold only a bucket and a prefix (no user, query or fragment)",
@@ -98,9 +101,10 @@ def storage_options(storage: Mapping[str, object]) -> dict[str, str]:
         if any(word in name for word in _SECRET_WORDS):
             raise ConfigError(
                 f"[index.storage] {key}: credentials are not read from raggity.toml",
-                "set them in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) "
-                "or the provider's credential chain",
+                CREDENTIALS_FIX,
             )
+        if isinstance(value, str) and is_url_option(name, value):
+            check_url(value, f"[index.storage] {key}")
         if isinstance(value, bool):
             options[name] = "true" if value else "false"
         elif isinstance(value, str | int | float):

@@ -39,10 +39,11 @@ def key(
     hi: float | None = None,
     reach: Reach | None = None,
     choices: tuple[str, ...] | None = None,
+    url: bool = False,
 ) -> Any:
-    """A config field with its help text, inclusive numeric range (or the strings it may be), and how
-    it may reach outside."""
-    meta = {"help": help, "lo": lo, "hi": hi, "reach": reach, "choices": choices}
+    """A config field with its help text, inclusive numeric range (or the strings it may be), how
+    it may reach outside, and whether it is a URL (checked by raggity.config.urls: no password)."""
+    meta = {"help": help, "lo": lo, "hi": hi, "reach": reach, "choices": choices, "url": url}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     if isinstance(default, dict):
@@ -110,6 +111,7 @@ class IngestConfig:
         "Ray cluster for engine = ray (empty: $RAY_ADDRESS, else a Ray started on this machine for the "
         "ingest).",
         reach=Reach.WHEN_SET,
+        url=True,
     )
 
 

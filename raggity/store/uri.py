@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from raggity.config.location import REMOTE_SCHEMES, IndexLocation, parse_index_location
+from raggity.config.urls import REDACTED, redact_userinfo
 
 __all__ = [
     "REDACTED",
@@ -37,18 +38,17 @@ _SIGNED_PARAMETER = re.compile(
     r"(?i)(x-amz-(?:signature|credential|security-token)|signature|sig|access_?key(?:_id)?|"
     r"secret(?:_access_key)?|session_?token|token)(=|:\s*|\"\s*:\s*\")([^&\s\"',;)]+)"
 )
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
-REDACTED = "***"
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` with secrets removed: values of the credential environment variables, signed URL
-    parameters and key=value pairs that name a secret, and user:password@ in URLs. Object store
-    errors can quote a request; this runs on every message built from one."""
+    parameters and key=value pairs that name a secret, and user:password@ in URLs, whatever the
+    password holds (raggity.config.urls.redact_userinfo). Object store errors can quote a request;
+    this runs on every message built from one."""
     env = os.environ if environ is None else environ
     for name in SECRET_ENVIRONMENT:
         value = env.get(name, "")
         if len(value) >= 4:
             text = text.replace(value, REDACTED)
     text = _SIGNED_PARAMETER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    return redact_userinfo(text)

@@ -67,7 +67,7 @@ def test_a_credential_in_index_storage_is_refused_without_echoing_it(tmp_path: P
 
 def test_a_password_in_the_uri_is_refused_without_echoing_it(tmp_path: Path) -> None:
     message = _error(tmp_path, '[index]\npath = "s3://me:hunter2-very-secret@bucket/p"\n')
-    assert ":2: [index] path: the URI may hold only a bucket and a prefix" in message
+    assert ":2: [index] path: a URL must not hold a user name or password" in message
     assert "hunter2" not in message
 
 

@@ -78,3 +78,41 @@ def test_redact_removes_environment_secrets_signed_parameters_and_userinfo() -> 
     for secret in ("wJalrXUtnFEMI", "AKIAIOSFODNN7", "abc123", "user:pw", "FQoGZXIvYXdzEJr"):
         assert secret not in cleaned
     assert cleaned.startswith("Generic S3 error: request to https://***@host/b/k?")
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("connect to http://alice:Passw0rd@127.0.0.1:5055 failed", "http://***@127.0.0.1:5055 failed"),
+        # A "/" in the password ends the authority for any URL parser: the password still goes.
+        (
+            "error sending request for url (http://alice:Pa/ssw0rd@127.0.0.1:5055/b/k)",
+            "http://***@127.0.0.1:5055/b/k)",
+        ),
+        ("url (http://alice:Pa@ssw0rd@127.0.0.1:5055/b)", "http://***@127.0.0.1:5055/b)"),
+        ("url http://alice:Pa ssw0rd@127.0.0.1:5055/b: refused", "http://***@127.0.0.1:5055/b: refused"),
+        ("url http://alice:Pa%2Fssw0rd%40x@127.0.0.1:5055", "http://***@127.0.0.1:5055"),
+        ("url http://alice:Passw0rd@[::1]:5055/b", "http://***@[::1]:5055/b"),
+        ("two: https://alice:Passw0rd@h1/x and s3://bob:ssw0rd@h2/y", "https://***@h1/x and s3://***@h2/y"),
+        ('{"endpoint": "http://alice:Pa\\"ssw0rd@127.0.0.1"}', 'http://***@127.0.0.1"}'),
+    ],
+)
+def test_redact_takes_out_userinfo_whatever_the_password_holds(message: str, kept: str) -> None:
+    cleaned = redact(message, {})
+    assert "ssw0rd" not in cleaned
+    assert "alice" not in cleaned
+    assert cleaned.endswith(kept)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "s3://bucket/team/index: object store error: 404",
+        "http://127.0.0.1:5055/bucket?x=1 timed out",
+        "http://[::1]:9000/ refused\nsee a@b on the next line",
+        "no URL here, only a@b",
+        "://@@@ garbage :// @",
+    ],
+)
+def test_redact_leaves_urls_without_userinfo_as_they_are(message: str) -> None:
+    assert redact(message, {}) == message
