@@ -15,6 +15,7 @@ import pytest
 from raggity.ingest.readers import TooMuchTextError, UnreadableFileError, read_file
 from raggity.ingest.readers.mail import MAX_ATTACHMENTS
 from raggity.ingest.readers.package import MAX_ENTRIES, Limits, Package
+from raggity.ingest.readers.safe_xml import parse_xml
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 DOCUMENT = (
@@ -204,3 +205,19 @@ def test_an_attachment_that_cannot_be_read_is_named_with_its_reason(tmp_path: Pa
     path.write_bytes(message.as_bytes(policy=email.policy.default))
     [document] = read_file(path)
     assert "Attachment r.docx: not read (corrupt or truncated Word file" in document.text
+
+
+def test_a_doctype_behind_comments_and_instructions_is_still_refused() -> None:
+    hidden = b'<?xml version="1.0"?>\n<!-- note --><?pi x?>\n<!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>'
+    with pytest.raises(UnreadableFileError, match="declares a DTD"):
+        parse_xml(hidden, "part.xml")
+    utf16 = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE a><a/>'.encode("utf-16")
+    with pytest.raises(UnreadableFileError, match="declares a DTD"):
+        parse_xml(utf16, "part.xml")
+
+
+def test_a_part_of_more_elements_than_allowed_is_refused() -> None:
+    cells = b"<sheet>" + b"<c/>" * 5000 + b"</sheet>"
+    assert len(parse_xml(cells, "sheet1.xml")) == 5000
+    with pytest.raises(UnreadableFileError, match=r"sheet1\.xml has more than 1,000 XML elements"):
+        parse_xml(cells, "sheet1.xml", max_elements=1000)

@@ -75,22 +75,24 @@ class Package:
             raise UnreadableFileError(f"encrypted or password-protected {self._kind}")
         limit = min(self._limits.part_bytes, self._limits.total_bytes - self._read)
         if entry.file_size > limit:
-            raise self._bomb(name)
+            raise self._bomb(name, entry.file_size)
         out = bytearray()
         try:
             with self._zip.open(entry) as stream:
                 while block := stream.read(_BLOCK):
                     out += block
                     if len(out) > limit:
-                        raise self._bomb(name)
+                        raise self._bomb(name, len(out))
         except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, OSError) as exc:
             raise UnreadableFileError(f"corrupt or truncated {self._kind} ({name}: {exc})") from exc
         self._read += len(out)
         return bytes(out)
 
-    def _bomb(self, name: str) -> UnreadableFileError:
+    def _bomb(self, name: str, size: int) -> UnreadableFileError:
+        if size > self._limits.part_bytes:
+            return UnreadableFileError(
+                f"zip bomb? {self._kind} part {name} expands past {self._limits.part_bytes >> 20} MiB"
+            )
         return UnreadableFileError(
-            f"zip bomb? {self._kind} part {name} expands past {self._limits.part_bytes >> 20} MiB"
-            if self._read == 0
-            else f"zip bomb? {self._kind} expands past {self._limits.total_bytes >> 20} MiB in all"
+            f"zip bomb? {self._kind} expands past {self._limits.total_bytes >> 20} MiB in all"
         )

@@ -1,63 +1,71 @@
-"""XML parts of documents parsed with expat into ElementTree elements, refusing any DTD.
+"""XML parts of documents parsed into ElementTree elements, refusing any DTD.
 
 Office, OpenDocument and EPUB parts never need a document type declaration; with one, a few hundred
 bytes can declare entities that expand to gigabytes ("billion laughs") or name external files to
-read. So a DOCTYPE is refused outright, before any entity is declared. The number of elements is
-bounded too, so that a part cannot build a tree larger than its text is worth.
+read. A DOCTYPE may only stand in the prolog, before the root element, so the prolog is scanned
+first and a part that has one is refused before the parser sees it. The parse itself is the
+standard library's C parser, fed in blocks, and the number of elements is bounded, so that a part
+cannot build a tree far larger than its text is worth (a sheet of a million empty cells).
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 import xml.etree.ElementTree as ET
-from typing import Any
-from xml.parsers import expat
+from collections.abc import Iterator
+from typing import cast
 
 from raggity.ingest.readers.errors import UnreadableFileError
 
 # A 100,000-row sheet of ten columns has about 1.1 million elements.
 MAX_ELEMENTS = 3_000_000
-
-
-class _RefusedError(Exception):
-    """Raised from an expat handler; expat passes it through Parse()."""
+_BLOCK = 1 << 20
+# What may come before the root element: white space, the XML declaration, processing
+# instructions and comments. Whatever follows is the root element or a DOCTYPE.
+_PROLOG_ITEM = re.compile(rb"\s+|<\?.*?\?>|<!--.*?-->", re.DOTALL)
+_UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, b"<\x00", b"\x00<")
 
 
 def parse_xml(data: bytes, what: str, *, max_elements: int = MAX_ELEMENTS) -> ET.Element:
-    """The root element of `data`. Tags are `{namespace}local` as in ElementTree.
+    """The root element of `data`. Tags are `{namespace}local`.
 
     Raises UnreadableFileError naming `what` for a DTD, too many elements or malformed XML."""
-    builder = ET.TreeBuilder()
-    parser = expat.ParserCreate(namespace_separator="}")
+    if data.startswith(_UTF16):
+        # UTF-16 parts are allowed (rare); the prolog scan reads bytes as ASCII-compatible.
+        data = _as_utf8(data, what)
+    if _has_doctype(data):
+        raise UnreadableFileError(f"{what} declares a DTD (entity expansion is refused)")
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
     count = 0
-
-    def start(tag: str, attributes: dict[str, str]) -> None:
-        nonlocal count
-        count += 1
-        if count > max_elements:
-            raise _RefusedError(f"{what} has more than {max_elements:,} XML elements")
-        builder.start(_name(tag), {_name(key): value for key, value in attributes.items()})
-
-    def refuse_dtd(*_: Any) -> None:
-        raise _RefusedError(f"{what} declares a DTD (entity expansion is refused)")
-
-    parser.StartDoctypeDeclHandler = refuse_dtd
-    parser.EntityDeclHandler = refuse_dtd
-    # External entities are never resolved: with no handler, expat reports them as an error.
-    parser.StartElementHandler = start
-    parser.EndElementHandler = lambda tag: builder.end(_name(tag))
-    parser.CharacterDataHandler = builder.data
-    parser.buffer_text = True
-    parser.ordered_attributes = False
+    root: ET.Element | None = None
     try:
-        parser.Parse(data, True)
-    except _RefusedError as exc:
-        raise UnreadableFileError(str(exc)) from exc
-    except expat.ExpatError as exc:
-        raise UnreadableFileError(f"corrupt {what}: {expat.ErrorString(exc.code)}") from exc
-    root: ET.Element = builder.close()
+        for start in range(0, len(data), _BLOCK):
+            parser.feed(data[start : start + _BLOCK])
+            for _, element in cast("Iterator[tuple[str, ET.Element]]", parser.read_events()):
+                root = element if root is None else root  # the first element to start is the root
+                count += 1
+            if count > max_elements:
+                raise UnreadableFileError(f"{what} has more than {max_elements:,} XML elements")
+        parser.close()
+    except ET.ParseError as exc:
+        raise UnreadableFileError(f"corrupt {what}: {str(exc).split(':')[0]}") from exc
+    if root is None:
+        raise UnreadableFileError(f"corrupt {what}: no element found")
     return root
 
 
-def _name(tag: str) -> str:
-    # expat writes "uri}local" with this separator; ElementTree writes "{uri}local".
-    return "{" + tag if "}" in tag else tag
+def _has_doctype(data: bytes) -> bool:
+    position = 0
+    while match := _PROLOG_ITEM.match(data, position):
+        position = match.end()
+    return data.startswith(b"<!DOCTYPE", position) or data.startswith(b"<!doctype", position)
+
+
+def _as_utf8(data: bytes, what: str) -> bytes:
+    try:
+        text = data.decode("utf-16")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFileError(f"corrupt {what}: bad UTF-16") from exc
+    # The declaration names UTF-16; the bytes handed on are UTF-8.
+    return re.sub(r"^(\s*<\?xml[^>]*?)encoding=['\"][^'\"]*['\"]", r"\1", text, count=1).encode("utf-8")

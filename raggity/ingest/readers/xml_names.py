@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import posixpath
 import xml.etree.ElementTree as ET
+from functools import lru_cache
 
 from raggity.ingest.readers.package import Package
 from raggity.ingest.readers.safe_xml import parse_xml
 
 
+@lru_cache(maxsize=4096)
 def local(tag: str) -> str:
+    # Cached: a sheet asks for the same few tags a million times.
     return tag.rsplit("}", 1)[-1]
 
 
 def attr(element: ET.Element, name: str, default: str = "") -> str:
     """The attribute whose local name is `name`, in any namespace."""
+    plain = element.get(name)
+    if plain is not None:
+        return plain
     for key, value in element.attrib.items():
         if local(key) == name:
             return value
