@@ -55,6 +55,33 @@ def parse_xml(data: bytes, what: str, *, max_elements: int = MAX_ELEMENTS) -> ET
     return root
 
 
+def iter_xml(
+    data: bytes, what: str, name: str, *, max_elements: int = 10 * MAX_ELEMENTS
+) -> Iterator[ET.Element]:
+    """Each element of `data` whose local name is `name`, complete, in document order; cleared once
+    the caller moves on, so that a sheet of a million rows is never one tree in memory."""
+    if data.startswith(_UTF16):
+        data = _as_utf8(data, what)
+    if _has_doctype(data):
+        raise UnreadableFileError(f"{what} declares a DTD (entity expansion is refused)")
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
+    count = 0
+    try:
+        for start in range(0, len(data), _BLOCK):
+            parser.feed(data[start : start + _BLOCK])
+            for event, element in cast("Iterator[tuple[str, ET.Element]]", parser.read_events()):
+                if event == "start":
+                    count += 1
+                elif element.tag.rsplit("}", 1)[-1] == name:
+                    yield element
+                    element.clear()
+            if count > max_elements:
+                raise UnreadableFileError(f"{what} has more than {max_elements:,} XML elements")
+        parser.close()
+    except ET.ParseError as exc:
+        raise UnreadableFileError(f"corrupt {what}: {str(exc).split(':')[0]}") from exc
+
+
 def _has_doctype(data: bytes) -> bool:
     position = 0
     while match := _PROLOG_ITEM.match(data, position):

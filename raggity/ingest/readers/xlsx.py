@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
-from raggity.ingest.readers.safe_xml import parse_xml
+from raggity.ingest.readers.safe_xml import iter_xml, parse_xml
 from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.tabular import column_letters, header_names, is_header, row_line
 from raggity.ingest.readers.xml_names import (
@@ -59,7 +60,7 @@ def xlsx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHAR
         target = rels.get(relationship_id(sheet))
         if target is None or target[0] != "worksheet" or not package.has(target[1]):
             continue
-        rows = _rows(parse_xml(package.read(target[1]), target[1]), strings, dates)
+        rows = _rows(iter_xml(package.read(target[1]), target[1], "row"), strings, dates)
         _sheet(outline, attr(sheet, "name"), rows)
     return outline.document(source, "xlsx")
 
@@ -87,12 +88,14 @@ def _sheet_reference(name: str) -> str:
     return title if re.fullmatch(r"\w+", title) else "'" + title.replace("'", "''") + "'"
 
 
-def _rows(sheet: ET.Element, strings: list[str], dates: frozenset[int]) -> list[tuple[int, dict[int, str]]]:
-    """(row number, {column index: text}) of each row, in order."""
-    data = child(sheet, "sheetData")
+def _rows(
+    elements: Iterator[ET.Element], strings: list[str], dates: frozenset[int]
+) -> list[tuple[int, dict[int, str]]]:
+    """(row number, {column index: text}) of each row that has a value, in order."""
     rows: list[tuple[int, dict[int, str]]] = []
-    for row in [] if data is None else children(data, "row"):
-        number = int(attr(row, "r")) if attr(row, "r").isdigit() else (rows[-1][0] + 1 if rows else 1)
+    number = 0
+    for row in elements:
+        number = int(attr(row, "r")) if attr(row, "r").isdigit() else number + 1
         cells: dict[int, str] = {}
         for position, cell in enumerate(children(row, "c")):
             match = _CELL.fullmatch(attr(cell, "r"))
@@ -100,7 +103,8 @@ def _rows(sheet: ET.Element, strings: list[str], dates: frozenset[int]) -> list[
             value = _value(cell, strings, dates)
             if value:
                 cells[column] = value
-        rows.append((number, cells))
+        if cells:
+            rows.append((number, cells))
     return rows
 
 
