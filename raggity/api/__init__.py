@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         storage_error,
     )
     from raggity.core.types import Answer, Candidate, Citation, Passage, StageTrace, TextDocument
+    from raggity.core.visible import hidden, json_escaped, visible
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
     from raggity.pipeline.ingest.graph_build import GraphBuildStatus
@@ -61,6 +62,9 @@ _EXPORTS = {
     "DownloadError": "raggity.core.errors",
     "DatasetError": "raggity.core.errors",
     "storage_error": "raggity.core.errors",
+    "hidden": "raggity.core.visible",
+    "json_escaped": "raggity.core.visible",
+    "visible": "raggity.core.visible",
     "Answer": "raggity.core.types",
     "Candidate": "raggity.core.types",
     "Citation": "raggity.core.types",
@@ -108,10 +112,13 @@ __all__ = [
     "answer_json",
     "candidate_json",
     "citation_json",
+    "hidden",
+    "json_escaped",
     "load_config",
     "passage_json",
     "storage_error",
     "trace_json",
+    "visible",
 ]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from raggity.api import Answer, Candidate, Citation, StageTrace
-from raggity.cli.visible import hidden, visible
+from raggity.cli.visible import json_escaped, visible
 
 
 def display_path(source: str) -> str:
@@ -67,21 +66,8 @@ def finish_reply(console: Console, answer: Answer, *, streamed: bool) -> None:
         print_answer(console, answer.text)
 
 
-# JSON keeps non-ASCII text readable (ensure_ascii=False), except what `hidden` flags: those become
-# \u escapes, which decode to the very same string.
-_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n]")
-
-
-def _json_escape(char: str) -> str:
-    if not hidden(char):
-        return char
-    units = char.encode("utf-16-le", "surrogatepass")
-    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
-
-
 def json_text(data: Any, *, indent: int | None = 2) -> str:
-    dumped = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
-    return _NOT_PLAIN.sub(lambda match: _json_escape(match.group()), dumped)
+    return json_escaped(json.dumps(data, ensure_ascii=False, indent=indent, default=str))
 
 
 def print_json(console: Console, data: Any) -> None:

@@ -12,12 +12,16 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
 from raggity.api import RaggityError, answer_json, candidate_json
 from raggity.api.session import Raggity
 from raggity.api.status import index_status
+from raggity.mcp.wire import CheckedLines, EscapedOut, protocol_stdout
 
 if TYPE_CHECKING:
     from raggity.api import Config
@@ -142,6 +146,38 @@ class OneLineServer(MCPServer[Any]):
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(plain_line(argument_error(name, exc.__cause__))) from None
             raise ToolError(plain_line(str(exc))) from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """raggity serves no prompts: an unknown name is an invalid-params error of one line, where the
+        SDK's ValueError was logged with its traceback and answered with code 0."""
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except ValueError as exc:
+            raise MCPError(INVALID_PARAMS, plain_line(str(exc))) from None
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport over raggity's two ends of the wire (raggity.mcp.wire): malformed
+        lines answered with JSON-RPC errors, hidden characters escaped in every line written."""
+        lines = CheckedLines(sys.stdin.buffer)
+        with protocol_stdout() as wire:
+            async with (
+                stdio_server(stdin=lines, stdout=EscapedOut(wire)) as (read, write),  # type: ignore[arg-type]
+                anyio.create_task_group() as group,
+            ):
+
+                async def forward_replies() -> None:
+                    async with lines.replies:
+                        async for reply in lines.replies:
+                            await write.send(SessionMessage(reply))
+
+                group.start_soon(forward_replies)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+                group.cancel_scope.cancel()
 
 
 def build_server(session: Raggity, config: Config) -> MCPServer[Any]:
