@@ -166,7 +166,8 @@ def _answerable(
     """Signals of up to `wanted` questions written from a fixed sample of the index's chunks, each
     kept only when retrieval finds its chunk and the chunk holds its answer."""
     snapshot = session.searcher.snapshot
-    ids = sorted(snapshot.manifest.live_ids())
+    snapshot.refresh()  # readers open at the last committed manifest
+    ids = sorted(snapshot.live)
     sample = random.Random(SEED).sample(ids, min(len(ids), wanted * TRIES_PER_QUESTION))
     asking: Raggity | None = None
     kept: list[Signal] = []

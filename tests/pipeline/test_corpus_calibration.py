@@ -1,0 +1,111 @@
+"""`rag calibrate --corpus`'s plumbing: questions written from the index's own chunks are kept only
+when retrieval finds their chunk and it holds their answer; the ceiling is fitted with the model's
+coverage floor and stored with the index (real index, scripted model)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from raggity.api.calibrate_corpus import calibrate_corpus, holds_answer
+from raggity.api.session import Raggity
+from raggity.config.schema import Config, IndexConfig, RetrievalConfig
+from raggity.core.errors import RaggityError
+from raggity.core.protocols import Messages
+from raggity.core.types import Chunk, Location
+from raggity.evaluation.calibration_set import load_calibration_set
+from raggity.evaluation.calibration_store import read_corpus_calibration
+from raggity.models.packaged import GENERATORS
+from raggity.pipeline.answer.answerability import CALIBRATED
+from raggity.pipeline.answer.thresholds import resolve_thresholds
+from raggity.store.layout import IndexLayout
+from raggity.testing import HashEmbedder, ScriptedGenerator
+
+TOOLS = [
+    ("grindle", "rotates the logs of every service once a night"),
+    ("plonker", "copies backups to the tape library on Sundays"),
+    ("wuzzle", "renews the TLS certificates thirty days before they expire"),
+    ("brantle", "restarts a worker that stopped answering its health check"),
+    ("quiffer", "compresses the archive folder with zstd at level 19"),
+    ("snorkel", "mirrors the package cache from the primary site"),
+    ("trundle", "deletes temporary files older than a week"),
+    ("zoober", "checks the disks for errors after every reboot"),
+    ("flimmer", "sends the nightly report to the operators' mailbox"),
+    ("gazump", "rebuilds the search index when the schema changes"),
+    ("hoopla", "pins the kernel version on the database hosts"),
+    ("jiggle", "balances the queue between the two brokers"),
+    ("kerfuffle", "exports the metrics to the dashboard every minute"),
+    ("lollop", "locks an account after five failed logins"),
+]
+UNANSWERED = "grindle"  # its question's answer is not in its chunk: it is not kept
+
+
+def passage(messages: Messages) -> str:
+    return messages[-1]["content"].split("Passage:\n", 1)[1].split("\n\nWrite one question", 1)[0]
+
+
+def write(messages: Messages) -> str:
+    text = passage(messages)
+    tool, does = next((t, d) for t, d in TOOLS if t in text)
+    answer = "every hour" if tool == UNANSWERED else does
+    return json.dumps({"question": f"What does the {tool} job do?", "answer": answer})
+
+
+def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_stored_with_it(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for tool, does in TOOLS:
+        (docs / f"{tool}.md").write_text(f"# The {tool} job\n\nThe {tool} job {does}.\n", encoding="utf-8")
+    unrelated = {q.question for q in load_calibration_set().of_group("out_of_corpus")}
+
+    def judge(messages: Messages, text: str) -> float:
+        question = messages[-1]["content"].split("Question: ", 1)[1].split("\n", 1)[0].strip()
+        refuse = question in unrelated
+        if text == "Yes":
+            return 0.2 if refuse else 0.8
+        return 0.8 if refuse else 0.2
+
+    config = replace(
+        Config(),
+        index=IndexConfig(str(tmp_path / "index")),
+        retrieval=replace(RetrievalConfig(), sufficiency_floor=0.0, rerank=False),
+    )
+    generator = ScriptedGenerator(write, judge)
+    session = Raggity(config, embedder=HashEmbedder(), generator=generator)
+    session.ingest([docs])
+
+    # 14 wanted of 14 chunks: every chunk is tried.
+    run = calibrate_corpus(config, per_group=14, models=session.models)
+
+    c = run.calibration
+    assert c.scope == "corpus"
+    assert c.n == {"out_of_corpus": 14, "answerable": 13}
+    # The question whose answer its chunk does not hold was written, and never asked.
+    assert any(UNANSWERED in passage(m) for m in generator.calls)
+    assert not any(f"What does the {UNANSWERED} job do?" in m[-1]["content"] for m, _ in generator.judged)
+    assert c.min_coverage == CALIBRATED[config.generation.model].min_coverage  # the model's floor, kept
+    assert c.declined["answerable"] == 0.0
+    assert c.declined["out_of_corpus"] == 1.0
+    assert run.stored_at == IndexLayout(config.index_dir).calibration
+    sha = GENERATORS[config.generation.model].sha256
+    assert read_corpus_calibration(run.stored_at, sha) == c
+    assert resolve_thresholds(config).origin == "corpus"
+    # Every question was written from an indexed chunk, with the JSON schema.
+    assert all(schema is not None for schema in generator.schemas)
+
+    # Two questions fit nothing worth storing: it says so instead.
+    with pytest.raises(RaggityError, match="at least 10 are needed"):
+        calibrate_corpus(config, per_group=2, models=session.models)
+
+
+def test_a_chunk_holds_an_answer_it_says_word_for_word() -> None:
+    chunk = Chunk("c", "a.md", "The wuzzle job renews the TLS\ncertificates.", "", Location(1, 2), "p", 0, 9)
+
+    assert holds_answer(chunk, "renews the  TLS certificates")
+    assert not holds_answer(chunk, "renews the certificates")
+    assert not holds_answer(chunk, " ")
