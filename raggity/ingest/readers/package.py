@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from raggity.ingest.readers.errors import UnreadableFileError
@@ -83,7 +84,8 @@ class Package:
                     out += block
                     if len(out) > limit:
                         raise self._bomb(name, len(out))
-        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, OSError) as exc:
+        except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, OSError) as exc:
+            # zlib.error: a damaged deflate stream, which zipfile passes through unwrapped.
             raise UnreadableFileError(f"corrupt or truncated {self._kind} ({name}: {exc})") from exc
         self._read += len(out)
         return bytes(out)
