@@ -18,9 +18,10 @@ from odf.opendocument import OpenDocumentSpreadsheet, OpenDocumentText  # type: 
 from odf.table import Table, TableCell, TableRow  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-from raggity.core.types import Chunk, Document
+from raggity.core.types import Chunk, Document, Heading
 from raggity.ingest.chunker import ChunkingSettings, chunk_document
 from raggity.ingest.readers import read_file
+from raggity.ingest.readers.outline import Outline
 
 
 class _Words:
@@ -338,3 +339,18 @@ def rewrite_part(path: Path, part: str, change: object) -> None:
         for item, data in items:
             assert callable(change)
             out.writestr(item.filename, change(data.decode()).encode() if item.filename == part else data)
+
+
+def test_a_laid_out_section_keeps_its_headings_at_their_text() -> None:
+    outline = Outline(1_000)
+    outline.place(1, "chapter{s} {n}")
+    outline.block("Intro")
+    outline.place(2, "chapter{s} {n}")
+    outline.section("\n\nTitle\n\nBody", (Heading(offset=2, level=1, title="Title"),))
+    document = outline.document("book.epub", "epub")
+    [heading] = document.headings
+    assert document.text[heading.offset :].startswith("Title\n\nBody")
+    assert [(span.page, document.text[span.start : span.end].strip()) for span in document.pages] == [
+        (1, "Intro"),
+        (2, "Title\n\nBody"),
+    ]

@@ -58,11 +58,12 @@ class Outline:
 
     def section(self, text: str, headings: tuple[Heading, ...]) -> None:
         """A block laid out elsewhere (an e-book's chapter) with its headings, offsets into `text`."""
-        text = text.strip("\n").rstrip()
+        lead = len(text) - len(text.lstrip("\n"))
+        text = text[lead:].rstrip()
         if not text.strip():
             return
         self._separate()
-        start = self._length
+        start = self._length - lead  # the headings' offsets count the dropped leading newlines
         self._add(text)
         self._headings.extend(
             Heading(offset=start + h.offset, level=h.level, title=h.title)
