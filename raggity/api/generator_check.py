@@ -92,7 +92,8 @@ def interpret(returncode: int, stdout: str, stderr: str, *, gpu: bool) -> Check:
         return Check(NAME, False, f"the generator did not load (exit {returncode}): {error[:300]}", "")
     try:
         report = json.loads(stdout.strip().splitlines()[-1])
-        device = f"GPU, {report['gpu_layers']} layers" if report["gpu_layers"] else "CPU"
+        layers = int(report["gpu_layers"])
+        device = "CPU" if layers == 0 else ("GPU, all layers" if layers < 0 else f"GPU, {layers} layers")
         message = f"loaded on {device} in {report['load_seconds']:.2f} s, decoded in {report['decode_seconds']:.2f} s"
     except (ValueError, IndexError, KeyError, TypeError):
         return Check(NAME, False, f"the generator probe printed no report: {stdout[-200:]!r}", "")

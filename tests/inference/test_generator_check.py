@@ -38,7 +38,8 @@ def test_a_child_that_crashes_is_reported_with_its_signal(tmp_path: Path) -> Non
 
 def test_a_crash_with_gpu_offload_names_the_gpu_fix() -> None:
     check = interpret(-11, "", "", gpu=True)
-    assert "SIGSEGV" in check.message and check.fix == GPU_CRASH_FIX
+    assert "SIGSEGV" in check.message
+    assert check.fix == GPU_CRASH_FIX
     assert "gpu_layers = 0" in check.fix
 
 
@@ -48,7 +49,8 @@ def test_a_model_that_does_not_load_gives_its_error_line(tmp_path: Path) -> None
     config = load_config(write_config(tmp_path, generation={"model_path": str(junk)}))
     [check] = generator_checks(config)
     assert not check.ok
-    assert "cannot load GGUF model" in check.message and "exit 1" in check.message
+    assert "cannot load GGUF model" in check.message
+    assert "exit 1" in check.message
 
 
 def test_doctor_runs_the_check(tmp_path: Path) -> None:

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The GPU checks of issue 43, for the device machine (an H100 or H200; 16 cores; no network), from
+# the repository root, after bench/gpu_prepare.sh here. NOT YET RUN: no session with a GPU has run it.
+#
+#   call 1, carry [".gpu"], timeout 600:      bash bench/gpu_device.sh build
+#     builds llama-cpp-python 0.3.36 from the trimmed sdist with CUDA for sm_90 only (16 jobs, no
+#     llava: about 5 minutes), writes a GGUF of Qwen2.5-1.5B's real shape with random f16 weights
+#     (3.1 GB, bench/random_gguf.py), loads it in five children (numpy before llama_cpp, llama_cpp
+#     first, numpy first with one OpenBLAS thread, raggity's own probe, raggity's probe after numpy)
+#     with the loader's library order recorded, takes a cuda-gdb backtrace of any that crashes, and
+#     runs bench/gpu.py (CPU and GPU rows).
+#   call 2, carry [".gpu-a"], right after:    bash bench/gpu_device.sh part
+#   call 3, carry [".gpu-b"], right after:    bash bench/gpu_device.sh ask
+#     `rag ask` end to end on an index of docs/ built here. The pylance wheel (85 MB) is over what one
+#     call carries, so it travels in two parts; what calls 1 and 2 left (.gpu/site, .gpu-a) stays on
+#     a machine that is still warm (30 s after a call), so calls 2 and 3 must follow at once.
+#
+# Everything to keep is written under $OUT (8 files at most): gpu.txt, probes.txt, order.txt,
+# backtrace.txt, bench.jsonl, build.log (its tail), ask.txt.
+set -uo pipefail
+stage=${1:-build}
+export PYTHONUNBUFFERED=1
+PY=${PY:-python3}  # the image's Python 3.12, with numpy 2.5.2 (scipy-openblas 0.3.34) as in the issue
+SITE="$PWD/.gpu/site"
+OUT=${OUT:-/tmp/gpu-out}
+GGUF=/tmp/qwen2.5-1.5b-random.gguf
+# For a rehearsal on a CPU machine: SKIP_BUILD=1 uses the installed llama-cpp-python, SHAPE=tiny a
+# small model, PY the project's Python, TOKENIZER another tokenizer dump.
+SHAPE=${SHAPE:-qwen2.5-1.5b}
+TOKENIZER=${TOKENIZER:-.gpu/qwen2.5-tokenizer.json}
+mkdir -p "$OUT" "$SITE"
+export PYTHONPATH="$SITE:$PWD"
+
+note() { echo "== $*" | tee -a "$OUT/probes.txt"; }
+
+# One load of the GGUF with every layer on the GPU, in a child; its exit status (a negative one is
+# the signal that ended it) and the order the loader initialised the libraries that matter.
+probe() {
+  local name=$1 && shift
+  LD_DEBUG=files LD_DEBUG_OUTPUT="/tmp/ld-$name" timeout 300 "$@" >"/tmp/probe-$name.out" 2>&1
+  local rc=$?
+  ((rc > 128)) && rc="-$((rc - 128)) (signal $(kill -l $((rc - 128)) 2>/dev/null))"
+  note "$name: exit $rc; $(tail -c 300 "/tmp/probe-$name.out" | tr '\n' ' ')"
+  { echo "-- $name"; cat /tmp/ld-"$name".* 2>/dev/null | grep "calling init" |
+      grep -E "llama|ggml|gomp|cuda|cublas|openblas|gfortran|stdc" | sed 's/.*calling init: //'; } >>"$OUT/order.txt"
+}
+
+build() {
+  { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    grep -m1 "model name" /proc/cpuinfo; grep -c processor /proc/cpuinfo
+    grep -q amx_int8 /proc/cpuinfo && echo "cpu has AMX" || echo "cpu has no AMX"
+    $PY -c "import sys, numpy; print(sys.version.split()[0], 'numpy', numpy.__version__); numpy.show_config()" 2>&1 |
+      grep -E "^3\.|openblas configuration|version:" | head -4
+    ldd --version | head -1; nvcc --version | tail -1; } >"$OUT/gpu.txt" 2>&1
+  if [[ -z ${SKIP_BUILD:-} ]]; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .gpu/*.whl || exit 1
+    compile
+  fi
+  models_and_probes
+}
+
+compile() {
+  note "build: llama-cpp-python 0.3.36, CUDA sm_90, 16 jobs"
+  local began=$SECONDS
+  CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip install --no-index --no-deps --no-build-isolation --no-compile --target "$SITE" \
+    .gpu/llama_cpp_python-0.3.36-trimmed.tar.gz >/tmp/build.log 2>&1
+  local rc=$?
+  tail -n 300 /tmp/build.log >"$OUT/build.log"
+  note "build exit $rc in $((SECONDS - began)) s; $(ls "$SITE/llama_cpp/lib" 2>/dev/null | tr '\n' ' ')"
+  ((rc == 0)) || exit 1
+}
+
+models_and_probes() {
+  local began=$SECONDS
+  $PY -m bench.random_gguf make "$GGUF" --tokenizer "$TOKENIZER" --shape "$SHAPE" | tee -a "$OUT/probes.txt"
+  note "model written in $((SECONDS - began)) s"
+
+  local load="import llama_cpp; llama_cpp.Llama(model_path='$GGUF', n_gpu_layers=-1, n_ctx=2048, verbose=False); print('loaded')"
+  probe numpy-first "$PY" -c "import numpy; $load"
+  probe llama-first "$PY" -c "$load"
+  OPENBLAS_NUM_THREADS=1 probe numpy-first-openblas-1 "$PY" -c "import numpy; $load"
+  probe raggity-probe "$PY" -m raggity.inference.generator_probe "$GGUF" --gpu-layers -1
+  probe raggity-probe-after-numpy "$PY" -c "import numpy, runpy, sys
+sys.argv = ['probe', '$GGUF', '--gpu-layers', '-1']
+runpy.run_module('raggity.inference.generator_probe', run_name='__main__')"
+  if grep -q "numpy-first: exit -" "$OUT/probes.txt"; then
+    timeout 300 cuda-gdb -q -batch -ex "set pagination off" -ex run -ex "bt 40" -ex "info threads" \
+      -ex "info sharedlibrary" --args "$PY" -c "import numpy; $load" >"$OUT/backtrace.txt" 2>&1
+  fi
+  note "bench/gpu.py: 2,000-token prompt, 64 pieces decoded"
+  $PY -m bench.gpu --gguf "$GGUF" --prompt-tokens 2000 --decode 64 --threads 16 | tee "$OUT/bench.jsonl"
+}
+
+part() {
+  ls -la .gpu-a | tee -a "$OUT/probes.txt"
+}
+
+ask() {
+  cat .gpu-a/pylance.whl.part-* .gpu-b/pylance.whl.part-* >"/tmp/$(cat .gpu-b/pylance.name)"
+  $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "/tmp/$(cat .gpu-b/pylance.name)" \
+    .gpu-b/tantivy-*.whl || exit 1
+  export PYTHONPATH="$SITE:$PWD/.gpu-b/site:$PWD"
+  local rag=("$PY" -m raggity.cli.main --config .gpu-b/raggity.toml)
+  {
+    "${rag[@]}" status
+    for question in "How do I run raggity's generator on a GPU?" "What does rag doctor check?"; do
+      echo "-- rag ask: $question"
+      local began=$SECONDS
+      "${rag[@]}" ask --trace --no-cache "$question" 2>/tmp/ask.err
+      echo "exit $? after $((SECONDS - began)) s"; tail -5 /tmp/ask.err
+    done
+    "${rag[@]}" doctor
+  } >"$OUT/ask.txt" 2>&1
+  tail -n 60 "$OUT/ask.txt"
+}
+
+"$stage"
