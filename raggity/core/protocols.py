@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from raggity.core.types import Candidate, Query
+from raggity.core.vectors import Vector, Vectors
 
-# Unit vectors: one per row of a float32 [n, dim] array, or a single [dim] query vector.
-Vectors = npt.NDArray[np.float32]
-Vector = Vectors
+# Vector and Vectors live in core/vectors.py (so that core/types.py need not import this module);
+# they are still importable from here.
+__all__ = [
+    "EmbedTexts",
+    "Embedder",
+    "Generator",
+    "Messages",
+    "Retriever",
+    "Scorer",
+    "Tokenizer",
+    "Vector",
+    "Vectors",
+]
+
 # The one embedding signature every consumer takes (Embedder.embed is one): texts in, unit rows out.
 EmbedTexts = Callable[[Sequence[str]], Vectors]
 
