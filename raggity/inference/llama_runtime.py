@@ -41,14 +41,19 @@ def sleeping_threads_environment(environ: dict[str, str]) -> dict[str, str]:
 # session; docs/models.md, "Running on a GPU"). So a process that will generate opens llama.cpp's
 # library first, here, before anything imports numpy: the order that was seen to work. It is the
 # library alone, through ctypes, because the bindings module imports numpy.
-_NATIVE_NAMES = {"linux": "libllama.so", "darwin": "libllama.dylib", "win32": "llama.dll"}
+# The names llama_cpp's own loader tries, in its order (llama_cpp/_ctypes_extensions.py).
+_NATIVE_NAMES = {
+    "linux": ("libllama.so",),
+    "darwin": ("libllama.so", "libllama.dylib"),
+    "win32": ("llama.dll", "libllama.dll"),
+}
 _native: list[ctypes.CDLL] = []
 
 
 def native_library() -> Path | None:
     """llama.cpp's shared library as llama_cpp will open it ($LLAMA_CPP_LIB_PATH, else the package's
     lib folder), found without importing the package; None when it is not installed."""
-    name = _NATIVE_NAMES.get(sys.platform, _NATIVE_NAMES["linux"])
+    names = _NATIVE_NAMES.get(sys.platform, _NATIVE_NAMES["linux"])
     override = os.environ.get("LLAMA_CPP_LIB_PATH")
     if override:
         folder = Path(override)
@@ -57,8 +62,7 @@ def native_library() -> Path | None:
         if spec is None or not spec.submodule_search_locations:
             return None
         folder = Path(next(iter(spec.submodule_search_locations))) / "lib"
-    path = folder / name
-    return path if path.is_file() else None
+    return next((folder / name for name in names if (folder / name).is_file()), None)
 
 
 def load_native_first() -> bool:
