@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from raggity.core.places import place_title
 from raggity.core.types import Document
@@ -19,17 +18,10 @@ from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
 from raggity.ingest.readers.safe_xml import parse_xml
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.xml_names import attr, child, children, local, main_part, relationships
 
 _SKIPPED = frozenset({"Fallback", "moveFrom", "del", "delText", "instrText", "footnotes", "endnotes"})
 _HEADING_NAME = re.compile(r"heading\s*(\d)", re.IGNORECASE)
-
-
-def read_docx(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return docx_document(data, str(path), max_chars=max_chars)
 
 
 def docx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:

@@ -10,25 +10,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, UnreadableFileError
 from raggity.ingest.readers.outline import Outline
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.text import decode_bytes
 
 # An output longer than this is a data dump (a DataFrame's thousand rows, a training log).
 MAX_OUTPUT_CHARS = 2_000
 _ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
-
-
-def read_ipynb(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return ipynb_document(data, str(path), max_chars=max_chars)
 
 
 def ipynb_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:

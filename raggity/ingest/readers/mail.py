@@ -23,7 +23,6 @@ from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, U
 from raggity.ingest.readers.html_text import html_text
 from raggity.ingest.readers.kinds import kind_of
 from raggity.ingest.readers.outline import Outline
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.text import decode_bytes
 
 MAX_ATTACHMENTS = 20
@@ -32,12 +31,6 @@ MAX_DEPTH = 2
 # after a line end; a body line that starts so is written ">From " by the mail program.
 _ENVELOPE = re.compile(rb"(?:\A|\n)From [^\n]*\n")
 _TEXT_KINDS = frozenset({"text", "markdown", "rst", "code"})
-
-
-def read_mail(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return mail_document(data, str(path), max_chars=max_chars)
 
 
 def mail_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:

@@ -7,14 +7,12 @@ Read with the standard library (package.py, safe_xml.py): see docs/ingestion.md 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
 from raggity.ingest.readers.safe_xml import parse_xml
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.xml_names import (
     attr,
     child,
@@ -29,12 +27,6 @@ from raggity.ingest.readers.xml_names import (
 _TITLES = frozenset({"title", "ctrTitle"})
 # Placeholders of a notes page that are not the notes: the slide's picture, its number, header, date.
 _NOT_NOTES = frozenset({"sldImg", "sldNum", "hdr", "ftr", "dt"})
-
-
-def read_pptx(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return pptx_document(data, str(path), max_chars=max_chars)
 
 
 def pptx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:

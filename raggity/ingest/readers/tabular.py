@@ -11,12 +11,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from pathlib import Path
 
 from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, UnreadableFileError
 from raggity.ingest.readers.outline import Outline
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.text import decode_bytes
 
 _SNIFF_CHARS = 16_384
@@ -54,12 +52,6 @@ def row_line(names: Sequence[str], cells: Sequence[str]) -> str:
         for k, cell in enumerate(cells)
         if cell.strip()
     )
-
-
-def read_csv(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return csv_document(data, str(path), max_chars=max_chars)
 
 
 def csv_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:

@@ -12,7 +12,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from raggity.core.places import place_title
 from raggity.core.types import Document
@@ -20,7 +19,6 @@ from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
 from raggity.ingest.readers.safe_xml import iter_xml, parse_xml
-from raggity.ingest.readers.source import open_source
 from raggity.ingest.readers.tabular import column_letters, header_names, is_header, row_line
 from raggity.ingest.readers.xml_names import (
     attr,
@@ -39,12 +37,6 @@ _DATE_FORMATS = frozenset({*range(14, 23), 45, 46, 47})
 _DATE_CODE = re.compile(r"[dmyhs]", re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"]*"|\[[^\]]*\]')
 _EPOCH = datetime(1899, 12, 30)
-
-
-def read_xlsx(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
-    with open_source(path) as stream:
-        data = stream.read()
-    return xlsx_document(data, str(path), max_chars=max_chars)
 
 
 def xlsx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
