@@ -221,3 +221,19 @@ def test_a_part_of_more_elements_than_allowed_is_refused() -> None:
     assert len(parse_xml(cells, "sheet1.xml")) == 5000
     with pytest.raises(UnreadableFileError, match=r"sheet1\.xml has more than 1,000 XML elements"):
         parse_xml(cells, "sheet1.xml", max_elements=1000)
+
+
+def test_a_csv_cell_past_the_csv_modules_bound_is_a_malformed_file(tmp_path: Path) -> None:
+    path = tmp_path / "dump.csv"
+    path.write_text("a,b\n1," + "x" * 200_000 + "\n", encoding="utf-8")
+    assert reason(path).startswith("malformed CSV at line 2: field larger than field limit")
+
+
+def test_an_mbox_after_a_blank_line_is_still_read_message_by_message(tmp_path: Path) -> None:
+    envelope = b"From a@b Mon Jun  3 10:00:00 2024\n"
+    mbox = b"\n\n" + envelope + b"Subject: One\n\nFirst.\n\n" + envelope + b"Subject: Two\n\nSecond.\n"
+    path = tmp_path / "box.mbox"
+    path.write_bytes(mbox)
+    [document] = read_file(path)
+    assert [h.title for h in document.headings] == ["One", "Two"]
+    assert [span.page for span in document.pages] == [1, 2]

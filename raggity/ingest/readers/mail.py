@@ -35,8 +35,8 @@ _TEXT_KINDS = frozenset({"text", "markdown", "rst", "code"})
 
 def mail_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
     outline = Outline(max_chars)
-    if data.startswith(b"From "):
-        messages = [part for part in _ENVELOPE.split(data) if part.strip()]
+    if data.lstrip().startswith(b"From "):
+        messages = [part for part in _ENVELOPE.split(data.lstrip()) if part.strip()]
         for number, raw in enumerate(messages, start=1):
             message = _parse(raw)
             outline.place(number, f'message {{n}} "{place_title(_subject(message))}"')

@@ -18,8 +18,8 @@ from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.text import decode_bytes
 
 _SNIFF_CHARS = 16_384
-# The csv module's own bound is 128 KiB a field; a cell longer than this is no table.
-_FIELD_LIMIT = 1 << 20
+# The csv module's own bound, 131,072 characters a field, is kept: a longer cell is no table, and
+# the bound is the module's global state, shared with everything else in the process.
 
 
 def column_letters(index: int) -> str:
@@ -61,7 +61,6 @@ def csv_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS
         dialect = csv.Sniffer().sniff(text[:_SNIFF_CHARS], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel_tab if source.lower().endswith(".tsv") else csv.excel
-    csv.field_size_limit(_FIELD_LIMIT)
     outline = Outline(max_chars)
     names: list[str] | None = None
     reader = csv.reader(io.StringIO(text, newline=""), dialect)
