@@ -27,6 +27,10 @@ _FOLDER_FLAGS: int = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTO
 _WALKS = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
 
 
+# The reason, without the folder's name: it is shown as one line wherever the path is shown too.
+ON_PATH = "a folder on its path is a symlink (not followed)"
+
+
 class LinkOnPathError(OSError):
     """A folder on the path is a symbolic link now (or was swapped for something that is not a folder)."""
 
@@ -67,9 +71,7 @@ def _folder(folder: int, part: str, name: str) -> int:
         return os.open(part, _FOLDER_FLAGS, dir_fd=folder)
     except OSError as exc:
         if exc.errno in (errno.ENOTDIR, errno.ELOOP) and _is_link(part, folder):
-            raise LinkOnPathError(
-                errno.ELOOP, f"{part} on the path is a symlink (not followed)", name
-            ) from None
+            raise LinkOnPathError(errno.ELOOP, ON_PATH, name) from None
         raise
 
 
@@ -85,5 +87,5 @@ def _refuse_links_before(name: str) -> None:
     parent = os.path.dirname(path)
     while parent and parent != os.path.dirname(parent):
         if os.path.islink(parent):
-            raise LinkOnPathError(errno.ELOOP, f"{parent} on the path is a symlink (not followed)", name)
+            raise LinkOnPathError(errno.ELOOP, ON_PATH, name)
         parent = os.path.dirname(parent)
