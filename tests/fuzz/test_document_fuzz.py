@@ -17,8 +17,11 @@ import docx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 import openpyxl  # type: ignore[import-untyped,import-not-found,unused-ignore]
 import pptx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 import pytest
+from ebooklib import epub  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from hypothesis import given
 from hypothesis import strategies as st
+from odf.opendocument import OpenDocumentText  # type: ignore[import-untyped,import-not-found,unused-ignore]
+from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from raggity.ingest.readers import UnreadableFileError, read_file
 from tests.fuzz.conftest import FUZZ
@@ -54,6 +57,29 @@ def _xlsx() -> bytes:
     return out.getvalue()
 
 
+def _odt() -> bytes:
+    document = OpenDocumentText()
+    document.text.addElement(H(outlinelevel=1, text="Title"))
+    document.text.addElement(P(text="Some text."))
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _epub() -> bytes:
+    book = epub.EpubBook()
+    book.set_identifier("id")
+    book.set_title("Book")
+    chapter = epub.EpubHtml(title="One", file_name="one.xhtml")
+    chapter.content = "<h1>One</h1><p>Text.</p>"
+    book.add_item(chapter)
+    book.spine = [chapter]
+    book.add_item(epub.EpubNcx())
+    out = io.BytesIO()
+    epub.write_epub(out, book)
+    return out.getvalue()
+
+
 def _mail() -> bytes:
     message = EmailMessage()
     message["Subject"] = "Hi"
@@ -72,6 +98,8 @@ SEEDS = {
     "mbox": _mail(),
     "rtf": rb"{\rtf1\ansi{\fonttbl{\f0 T;}}\pard\outlinelevel0 Head\par\pard Body \u8364? x\'e9\par}",
     "csv": b"a,b\n1,2\n3,4\n",
+    "odt": _odt(),
+    "epub": _epub(),
 }
 XML_JUNK = st.sampled_from(
     [
@@ -116,13 +144,14 @@ def test_flipped_and_cut_bytes(tmp_path: Path, kind: str, data: st.DataObject) -
     _read(path)
 
 
-@pytest.mark.parametrize("kind", ["docx", "pptx", "xlsx"])
+@pytest.mark.parametrize("kind", ["docx", "pptx", "xlsx", "odt", "epub"])
 @FUZZ
 @given(data=st.data())
 def test_damaged_xml_parts(tmp_path: Path, kind: str, data: st.DataObject) -> None:
     with zipfile.ZipFile(io.BytesIO(SEEDS[kind])) as original:
         items = [(item.filename, original.read(item)) for item in original.infolist()]
-    target = data.draw(st.sampled_from([name for name, _ in items if name.endswith((".xml", ".rels"))]))
+    parts = [name for name, _ in items if name.endswith((".xml", ".rels", ".opf", ".xhtml"))]
+    target = data.draw(st.sampled_from(parts))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as package:
         for name, content in items:
