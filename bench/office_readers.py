@@ -7,7 +7,7 @@ many formats), `libs` (python-docx, python-pptx, openpyxl, odfpy, ebooklib, nbfo
 
     /tmp/m44k/bin/python bench/office_readers.py kreuzberg /tmp/fixtures
     /tmp/m44/bin/python bench/office_readers.py libs /tmp/fixtures
-    PYTHONPATH=. /tmp/m44/bin/python bench/office_readers.py raggity /tmp/fixtures
+    .venv/bin/python bench/office_readers.py raggity /tmp/fixtures
 
 For each file it prints seconds (import, extraction), peak RSS, the text's length, and whether the
 text shows the headings ("Budget" on a line of its own or marked as a heading), a table's row
