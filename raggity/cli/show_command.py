@@ -16,7 +16,8 @@ def show_command(
         str,
         typer.Argument(
             help="A chunk id from `rag search --json`, or a citation as printed: "
-            "PATH:lines 3-9, PATH#anchor, PATH:page 2, or PATH.",
+            "PATH:lines 3-9, PATH#anchor, PATH:page 2, a named place "
+            "(deck.pptx:slide 7, costs.xlsx:Costs!A14:D30, analysis.ipynb:cell 12), or PATH.",
             show_default=False,
         ),
     ],
