@@ -23,7 +23,7 @@ from raggity.config.schema import Config, EmbeddingConfig
 from raggity.inference.onnx_session import create_session
 from raggity.inference.tokenizer import load_hf_tokenizer
 from raggity.models.registry import resolve_embedder
-from raggity.pipeline.ingest.sync import BATCH_CHUNKS
+from raggity.pipeline.ingest.reading import BATCH_CHUNKS
 from raggity.pipeline.models import load_embedder
 from raggity.store.vector_table import VectorTableReader
 

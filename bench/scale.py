@@ -54,17 +54,20 @@ def in_process(paths: list[Path], files: Any, max_tokens: int, index: Path) -> d
     from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415
     from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415
     from raggity.ingest.chunker import ChunkingSettings  # noqa: PLC0415
+    from raggity.pipeline.ingest.in_process import InProcessRows  # noqa: PLC0415
     from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415
     from raggity.pipeline.ingest.sync import IndexSync  # noqa: PLC0415
     from raggity.store.layout import IndexLayout  # noqa: PLC0415
+    from raggity.store.local_index import LocalIndex  # noqa: PLC0415
 
     started = time.perf_counter()
     embedder = OnnxEmbedder(files.onnx, files.tokenizer, identity=files.identity, max_tokens=max_tokens)
+    chunking = ChunkingSettings()
     sync = IndexSync(
-        IndexLayout(index),
+        LocalIndex(IndexLayout(index)),
         embedder=embedder,
-        tokenizer=HFTokenizer(files.tokenizer),
-        chunking=ChunkingSettings(),
+        chunking=chunking,
+        rows=InProcessRows(embedder, HFTokenizer(files.tokenizer), chunking),
     )
     report = sync.run([file_source(p) for p in paths], in_roots([paths[0].parent.parent]))
     wall = time.perf_counter() - started

@@ -17,49 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from raggity.core.protocols import Vector, Vectors
-from raggity.core.types import Chunk, Location
+from raggity.core.types import Chunk
+from raggity.core.vectors import Vector, Vectors
+from raggity.store.chunk_table import COLUMNS, chunk_rows, chunk_schema, present_columns, row_chunk
 
 TABLE = "chunks"
 # Rows a reader keeps after fetching them: a few hundred questions' worth of candidates.
 _REMEMBERED_ROWS = 10_000
-_COLUMNS = [
-    "id",
-    "source",
-    "text",
-    "heading",
-    "parent_id",
-    "ordinal",
-    "n_tokens",
-    "line_start",
-    "line_end",
-    "page_start",
-    "page_end",
-    "anchor",
-]
-
-
-def _schema(dim: int) -> Any:
-    import pyarrow as pa  # noqa: PLC0415 - lance loads on first use
-
-    return pa.schema(
-        [
-            ("id", pa.string()),
-            ("source", pa.string()),
-            ("text", pa.string()),
-            ("heading", pa.string()),
-            ("parent_id", pa.string()),
-            ("ordinal", pa.int32()),
-            ("n_tokens", pa.int32()),
-            ("line_start", pa.int32()),
-            ("line_end", pa.int32()),
-            ("page_start", pa.int32()),
-            ("page_end", pa.int32()),
-            # The HTML fragment a citation opens at; tables written before it existed read as None.
-            ("anchor", pa.string()),
-            ("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
 
 
 def committed(table: Path) -> bool:
@@ -86,7 +50,7 @@ class VectorTableWriter:
                 shutil.rmtree(folder / f"{TABLE}.lance")
 
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
-        return _fetch(None if self._table is None else self._table.to_lance(), ids)
+        return fetch_rows(None if self._table is None else self._table.to_lance(), ids)
 
     def ids(self) -> set[str]:
         if self._table is None:
@@ -96,29 +60,7 @@ class VectorTableWriter:
     def add(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if not chunks:
             return
-        import pyarrow as pa  # noqa: PLC0415 - lance loads on first use
-
-        loc = [c.location for c in chunks]
-        data = pa.table(
-            {
-                "id": [c.id for c in chunks],
-                "source": [c.source for c in chunks],
-                "text": [c.text for c in chunks],
-                "heading": [c.heading for c in chunks],
-                "parent_id": [c.parent_id for c in chunks],
-                "ordinal": [c.ordinal for c in chunks],
-                "n_tokens": [c.n_tokens for c in chunks],
-                "line_start": [x.line_start for x in loc],
-                "line_end": [x.line_end for x in loc],
-                "page_start": [x.page_start for x in loc],
-                "page_end": [x.page_end for x in loc],
-                "anchor": [x.anchor for x in loc],
-                "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel()), self._dim
-                ),
-            },
-            schema=_schema(self._dim),
-        )
+        data = chunk_rows(chunks, vectors, chunk_schema(self._dim, search_text=False))
         if self._table is None:
             self._table = self._db.create_table(TABLE, data=data)
         else:
@@ -163,8 +105,8 @@ class VectorTableWriter:
         """The stored chunks with these ids, in batches, read without their vectors."""
         if self._table is None:
             return
-        for batch in self._table.to_lance().to_batches(columns=_COLUMNS, batch_size=batch_rows):
-            found = [_chunk(row) for row in batch.to_pylist() if row["id"] in ids]
+        for batch in self._table.to_lance().to_batches(columns=COLUMNS, batch_size=batch_rows):
+            found = [row_chunk(row) for row in batch.to_pylist() if row["id"] in ids]
             if found:
                 yield found
 
@@ -241,7 +183,7 @@ class VectorTableReader:
         query = np.asarray(vector, dtype=np.float32)
         matrix = self._load_vectors()
         if matrix is None:
-            return {cid: float(row.vector @ query) for cid, row in _fetch(self._dataset, ids).items()}
+            return {cid: float(row.vector @ query) for cid, row in fetch_rows(self._dataset, ids).items()}
         positions = {cid: self._position[cid] for cid in ids if cid in self._position}
         if not positions:
             return {}
@@ -260,13 +202,13 @@ class VectorTableReader:
     def _read(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         matrix = self._load_vectors()
         if matrix is None:
-            return _fetch(self._dataset, ids)
+            return fetch_rows(self._dataset, ids)
         positions = [self._position[cid] for cid in dict.fromkeys(ids) if cid in self._position]
         if not positions:
             return {}
-        table = self._dataset.take(positions, columns=_columns(self._dataset))
+        table = self._dataset.take(positions, columns=present_columns(self._dataset))
         return {
-            row["id"]: StoredChunk(_chunk(row), matrix[self._position[row["id"]]])
+            row["id"]: StoredChunk(row_chunk(row), matrix[self._position[row["id"]]])
             for row in table.to_pylist()
         }
 
@@ -274,18 +216,18 @@ class VectorTableReader:
         if self._dataset is None or not parent_ids:
             return []
         table = self._dataset.to_table(
-            columns=_columns(self._dataset), filter=f"parent_id IN ({_quoted(parent_ids)})"
+            columns=present_columns(self._dataset), filter=f"parent_id IN ({_quoted(parent_ids)})"
         )
-        return [_chunk(row) for row in table.to_pylist()]
+        return [row_chunk(row) for row in table.to_pylist()]
 
     def chunks_of(self, source: str) -> list[Chunk]:
         """Every stored chunk of one file, in file order (listed or not: the caller filters)."""
         if self._dataset is None:
             return []
         table = self._dataset.to_table(
-            columns=_columns(self._dataset), filter=f"source = {_quoted([source])}"
+            columns=present_columns(self._dataset), filter=f"source = {_quoted([source])}"
         )
-        return sorted((_chunk(row) for row in table.to_pylist()), key=lambda chunk: chunk.ordinal)
+        return sorted((row_chunk(row) for row in table.to_pylist()), key=lambda chunk: chunk.ordinal)
 
     def all_ids(self) -> list[str]:
         if self._dataset is None:
@@ -293,35 +235,16 @@ class VectorTableReader:
         return list(self._dataset.to_table(columns=["id"])["id"].to_pylist())
 
 
-def _fetch(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:
+def fetch_rows(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:
+    """The stored rows of `ids` in `dataset` (a lance.LanceDataset, or None), missing ids left out."""
     result: dict[str, StoredChunk] = {}
     if dataset is None:
         return result
     for start in range(0, len(ids), 1000):
         table = dataset.to_table(
-            columns=[*_columns(dataset), "vector"], filter=f"id IN ({_quoted(ids[start : start + 1000])})"
+            columns=[*present_columns(dataset), "vector"],
+            filter=f"id IN ({_quoted(ids[start : start + 1000])})",
         )
         for row in table.to_pylist():
-            result[row["id"]] = StoredChunk(_chunk(row), np.asarray(row["vector"], dtype=np.float32))
+            result[row["id"]] = StoredChunk(row_chunk(row), np.asarray(row["vector"], dtype=np.float32))
     return result
-
-
-def _columns(dataset: Any) -> list[str]:
-    """The metadata columns this table has: one written before a column existed lacks it."""
-    present = set(dataset.schema.names)
-    return [name for name in _COLUMNS if name in present]
-
-
-def _chunk(row: dict[str, Any]) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        source=row["source"],
-        text=row["text"],
-        heading=row["heading"],
-        location=Location(
-            row["line_start"], row["line_end"], row["page_start"], row["page_end"], row.get("anchor")
-        ),
-        parent_id=row["parent_id"],
-        ordinal=row["ordinal"],
-        n_tokens=row["n_tokens"],
-    )

@@ -24,6 +24,7 @@ from raggity.inference.embedder import OnnxEmbedder
 from raggity.inference.tokenizer import HFTokenizer
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
+from raggity.pipeline.ingest.in_process import InProcessRows
 from raggity.pipeline.ingest.ray_engine import (
     EMBED_BATCH,
     ChunkerSpec,
@@ -34,12 +35,13 @@ from raggity.pipeline.ingest.ray_engine import (
     write_chunks,
 )
 from raggity.pipeline.ingest.ray_rows import ray_failure
-from raggity.pipeline.ingest.remote import rebuild_remote
 from raggity.pipeline.ingest.sources import file_source, in_roots
 from raggity.pipeline.ingest.sync import IndexSync
 from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
+from raggity.store.local_index import LocalIndex as LocalStore
 from raggity.store.manifest import load_manifest
+from raggity.store.object_index import ObjectStoreIndex
 from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import current_commit
 from raggity.store.uri import IndexLocation
@@ -111,7 +113,8 @@ def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
 
 def _in_process(folder: Path, files: Any, embedder: OnnxEmbedder, index: Path) -> IndexLayout:
     layout = IndexLayout(index)
-    sync = IndexSync(layout, embedder=embedder, tokenizer=HFTokenizer(files.tokenizer), chunking=CHUNKING)
+    rows = InProcessRows(embedder, HFTokenizer(files.tokenizer), CHUNKING)
+    sync = IndexSync(LocalStore(layout), embedder=embedder, chunking=CHUNKING, rows=rows)
     sources = [file_source(p) for p in sorted(folder.iterdir())]
     report = sync.run(sources, in_roots([folder]))
     assert [s.source for s in report.skipped] == [str(folder / "empty.txt")]
@@ -177,17 +180,17 @@ print(json.dumps({"keyword": keyword, "dense": dense, "sources": sources, "versi
 
 
 def test_a_ray_rebuild_on_s3_searches_from_a_second_process_like_the_local_index(
-    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex
+    ray_cluster: None, s3: S3Server, folder: Path, local_index: LocalIndex, tmp_path: Path
 ) -> None:
     layout = local_index.layout
     manifest = load_manifest(layout.manifest)
-    assert manifest.fingerprint is not None
-    location = IndexLocation(s3.prefix(), s3.storage_options)
-    stamps = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
-    report = rebuild_remote(
-        _plan(folder, local_index), location, stamps=stamps, fingerprint=manifest.fingerprint
-    )
-    assert [source for source, _ in report.skipped] == [str(folder / "empty.txt")]
+    session = _session(tmp_path, s3, "ray")
+    location = session.config.index_location
+    report = session.ingest([folder], rebuild=True)
+    assert report.rebuilt
+    assert [s.source for s in report.skipped] == [str(folder / "empty.txt")]
+    commit = current_commit(S3Objects(location))
+    assert commit is not None
 
     vectors = local_index.embedder.embed(QUERIES)
     done = subprocess.run(
@@ -209,7 +212,7 @@ def test_a_ray_rebuild_on_s3_searches_from_a_second_process_like_the_local_index
     assert done.returncode == 0, done.stderr[-2000:]
     remote = json.loads(done.stdout.strip().splitlines()[-1])
 
-    assert remote["version"] == report.commit.version
+    assert remote["version"] == commit.version
     assert remote["sources"] == {s: list(e.chunk_ids) for s, e in manifest.sources.items()}
     bm25, dense = Bm25Reader(layout.tantivy), VectorTableReader(layout.table)
     for query, vector, keyword_ids, dense_ids in zip(
@@ -329,11 +332,12 @@ def test_a_failed_ray_ingest_is_one_line_without_the_workers_tracebacks() -> Non
         '  File "lance/dataset.py", line 3, in write\n'
         "OSError: Generic S3 error: error sending request for url (http://127.0.0.1:9/bucket/x)"
     )
-    assert "the object store is unreachable" in str(ray_failure(worker, location))
+    failure = ObjectStoreIndex(location).failure
+    assert "the object store is unreachable" in str(ray_failure(worker, failure))
     other = RuntimeError(
         '\nray.exceptions.RayTaskError(KeyError): ray::EmbedChunks() token=abcd1234secret\n  File "x.py"'
     )
-    message = ray_failure(other, location).message
+    message = ray_failure(other, failure).message
     assert (
         message
         == "the Ray ingest failed: ray.exceptions.RayTaskError(KeyError): ray::EmbedChunks() token=***"

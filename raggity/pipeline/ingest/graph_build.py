@@ -28,8 +28,8 @@ from raggity.retrieval.graph_model import (
     save_graph,
 )
 from raggity.store.layout import IndexLayout
+from raggity.store.local_index import LocalIndex
 from raggity.store.manifest import load_manifest
-from raggity.store.vector_table import VectorTableReader
 
 # Small bounds keep replies short; string lengths are not constrained because length-bounded
 # strings make llama.cpp grammars large and sampling slow. Parsing truncates long names instead.
@@ -245,7 +245,7 @@ def build_graph(
     if pending:
         model = generator()
         graph.generator = model.identity
-        table = VectorTableReader(layout.table)
+        table = LocalIndex(layout).snapshot().table
         if progress is not None:
             progress(GraphBuildStatus(0, len(pending), 0.0))
         loop_start = time.perf_counter()

@@ -1,10 +1,11 @@
 """The ingest room's one entry: bring an index in step with folders, or with in-memory documents,
 from (config, models).
 
-Discover, read, chunk, embed, write LanceDB + Tantivy, commit the manifest (run.py orchestrates one
-run; sync.py brings the stores in step), then update the entity graph when it is on. A new ingest
-engine plugs in here, beside IngestRun. It imports nothing from the search or answer rooms: an
-import-linter contract says so.
+Discover, read, chunk, embed, write, commit (run.py orchestrates one run; sync.py brings the index in
+step), then update the entity graph when it is on. The store (an index folder, or an index on object
+storage: store/index_seam.py) and the engine (in this process, or on Ray) are chosen here, and are
+independent of each other and of the algorithm. It imports nothing from the search or answer rooms:
+an import-linter contract says so.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.types import TextDocument
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphProgress
+from raggity.pipeline.ingest.in_process import InProcessRows
+from raggity.pipeline.ingest.report import IngestProgress, IngestReport
 from raggity.pipeline.ingest.run import GraphUpdate, IngestRequest, IngestRun
 from raggity.pipeline.ingest.sources import text_source
-from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
+from raggity.pipeline.ingest.sync import RowWriter
 from raggity.pipeline.models import Models
-from raggity.store.ingest_lock import IngestLock
+from raggity.store.index_seam import IndexStore
 from raggity.store.layout import IndexLayout
+from raggity.store.local_index import LocalIndex
 
 
 def chunking_settings(config: Config) -> ChunkingSettings:
@@ -41,7 +45,14 @@ class Indexer:
         self._config = config
         self._models = models
         self._warn = warn
-        self._layout = IndexLayout(config.index_dir)
+        self._opened: IndexStore | None = None
+
+    @property
+    def _store(self) -> IndexStore:
+        # On first use: a config whose [index] path is refused fails the command that writes it.
+        if self._opened is None:
+            self._opened = index_store(self._config)
+        return self._opened
 
     def roots(self, paths: Sequence[Path] = ()) -> tuple[Path, ...]:
         """`paths` made absolute, or the config's [ingest] paths when none are given."""
@@ -58,18 +69,37 @@ class Indexer:
         """The entity-graph update; its generator is loaded only if some chunk needs extracting."""
         return GraphUpdate(lambda: self._models.generator, graph_settings(self._config))
 
-    def ingest_run(self) -> IngestRun:
-        """The orchestrator of one ingest over this index, with these models (tests drive its
-        `index_sources` directly, with sources of their own)."""
+    def ingest_run(self, engine: str = "local", ray_address: str | None = None) -> IngestRun:
+        """The orchestrator of one ingest over this index, with these models and this engine (tests
+        drive its `index_sources` directly, with sources of their own)."""
         return IngestRun(
-            self._layout,
+            self._store,
             self._config.ingest,
             chunking_settings(self._config),
             embedder=self._models.embedder,
-            tokenizer=self._models.tokenizer,
+            rows=self._rows(engine, ray_address),
+            index_dir=self._config.index_dir,
             graph=self.graph_update() if self._config.retrieval.graph else None,
             warn=self._warn,
         )
+
+    def _rows(self, engine: str, ray_address: str | None) -> RowWriter:
+        if engine == "ray":
+            if self._store.layout is not None:
+                raise ConfigError(
+                    f"{self._store.uri}: the Ray engine writes to an index on object storage only",
+                    "set [index] path to an s3:// URI, or ingest this local index with --engine local",
+                )
+            from raggity.pipeline.ingest.ray_rows import RayRows  # noqa: PLC0415 - Ray loads only for its engine
+
+            return RayRows(
+                self._config,
+                chunking_settings(self._config),
+                address=ray_address or self._config.ingest.ray_address or None,
+                dim=self._models.embedder.dim,
+                failure=self._store.failure,
+            )
+        return InProcessRows(self._models.embedder, self._models.tokenizer, chunking_settings(self._config))
 
     def ingest(
         self,
@@ -78,29 +108,11 @@ class Indexer:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
-        """Indexes the request's folders and files (see run.py: lock, discovery, carry-over); into an
-        index on object storage through remote_run.py, in-process or on Ray."""
+        """Indexes the request's folders and files (see run.py: lock, discovery, carry-over), into an
+        index folder or an index on object storage, in-process or on Ray."""
         engine = request.engine or self._config.ingest.engine
-        location = self._config.index_location
-        if location.remote:
-            from raggity.pipeline.ingest.remote_run import remote_ingest  # noqa: PLC0415 - a local index never loads boto3
-
-            return remote_ingest(
-                request,
-                location,
-                config=self._config,
-                models=self._models,
-                chunking=chunking_settings(self._config),
-                engine=engine,
-                progress=progress,
-                warn=self._warn,
-            )
-        if engine == "ray":
-            raise ConfigError(
-                f"{location.uri}: the Ray engine writes to an index on object storage only",
-                "set [index] path to an s3:// URI, or ingest this local index with --engine local",
-            )
-        return self.ingest_run().run(request, progress=progress, graph_progress=graph_progress)
+        run = self.ingest_run(engine, request.ray_address)
+        return run.run(request, progress=progress, graph_progress=graph_progress)
 
     def index_documents(
         self,
@@ -113,7 +125,17 @@ class Indexer:
         """Makes the index hold exactly `documents` (by name): new and changed ones are embedded,
         unchanged ones kept (all re-embedded with `rebuild`), and every other source removed. Takes
         the writer lock, as an ingest does."""
-        with IngestLock(self._layout.lock, wait_seconds=wait_seconds):
+        with self._store.lock(wait_seconds):
             return self.ingest_run().index_sources(
                 [text_source(d) for d in documents], lambda _: True, rebuild=rebuild, progress=progress
             )
+
+
+def index_store(config: Config) -> IndexStore:
+    """The store the config's [index] path names: a folder, or a prefix on object storage."""
+    location = config.index_location
+    if location.remote:
+        from raggity.store.object_index import ObjectStoreIndex  # noqa: PLC0415 - a local index never loads boto3
+
+        return ObjectStoreIndex(location)
+    return LocalIndex(IndexLayout(config.index_dir))

@@ -6,8 +6,10 @@ Discovery and the added/changed/removed diff stay on the driver; it hands this m
   paths --flat_map(ChunkFiles)--> chunk rows --map_batches(EmbedChunks, actor pool)--> rows + vectors
         --lance_ray.write_lance--> one Lance commit on the chunk table
 
-ChunkFiles runs raggity's own readers and chunker, so a chunk gets the id the in-process engine gives
-it (ids derive from source path, text and occurrence: raggity.ingest.chunk_ids). EmbedChunks holds the
+ChunkFiles runs raggity's own reading (pipeline/ingest/reading.py: readers, chunker, the digest before
+and after, the skip reasons), so a chunk gets the id the in-process engine gives it (ids derive from
+source path, text and occurrence: raggity.ingest.chunk_ids). The rows have the chunk table's columns
+(raggity.store.chunk_table). EmbedChunks holds the
 ONNX embedder: Ray builds one per actor, so the model loads once per worker, not per batch. What the
 driver needs back besides the rows (each file's hash and chunk ids for the manifest, files skipped,
 progress counts) goes to a small Tally actor as the stages run.
@@ -22,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from raggity.core.errors import RaggityError
 from raggity.core.extras import require
-from raggity.core.types import Chunk
-from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
-from raggity.models.hashing import sha256_file
+from raggity.ingest.chunker import ChunkingSettings
+from raggity.pipeline.ingest.reading import read_chunks
+from raggity.pipeline.ingest.sources import file_source
+from raggity.store.chunk_table import chunk_row, chunk_schema
 
 # Rows per embedding call in an actor: the in-process engine's slice (pipeline.ingest.EMBED_SLICE).
 EMBED_BATCH = 128
@@ -59,62 +61,6 @@ class SourceResult:
     source: str
     sha256: str
     chunk_ids: tuple[str, ...]
-
-
-def chunk_schema(dim: int | None) -> Any:
-    """The chunk table's columns (as raggity.store.vector_table writes them) plus `search_text`, the
-    column Lance's full-text index covers; `vector` once embedded (dim given)."""
-    import pyarrow as pa  # noqa: PLC0415 - loads with the engine
-
-    fields = [
-        ("id", pa.string()),
-        ("source", pa.string()),
-        ("text", pa.string()),
-        ("heading", pa.string()),
-        ("parent_id", pa.string()),
-        ("ordinal", pa.int32()),
-        ("n_tokens", pa.int32()),
-        ("line_start", pa.int32()),
-        ("line_end", pa.int32()),
-        ("page_start", pa.int32()),
-        ("page_end", pa.int32()),
-        ("anchor", pa.string()),
-        ("search_text", pa.string()),
-    ]
-    if dim is not None:
-        fields.append(("vector", pa.list_(pa.float32(), dim)))
-    return pa.schema(fields)
-
-
-def chunk_row(chunk: Chunk) -> dict[str, Any]:
-    loc = chunk.location
-    return {
-        "id": chunk.id,
-        "source": chunk.source,
-        "text": chunk.text,
-        "heading": chunk.heading,
-        "parent_id": chunk.parent_id,
-        "ordinal": chunk.ordinal,
-        "n_tokens": chunk.n_tokens,
-        "line_start": loc.line_start,
-        "line_end": loc.line_end,
-        "page_start": loc.page_start,
-        "page_end": loc.page_end,
-        "anchor": loc.anchor,
-        "search_text": chunk.search_text,
-    }
-
-
-def file_chunks(path: Path, tokenizer: Any, settings: ChunkingSettings, max_chars: int | None) -> list[Chunk]:
-    """A file's chunks exactly as the in-process engine makes them (IndexSync._chunk_source)."""
-    from raggity.ingest.readers import read_file  # noqa: PLC0415 - the readers load their parsers
-    from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS  # noqa: PLC0415 - as above
-
-    allocator = ChunkIdAllocator(str(path))
-    chunks: list[Chunk] = []
-    for document in read_file(path, max_chars=DEFAULT_MAX_CHARS if max_chars is None else max_chars):
-        chunks += chunk_document(document, tokenizer, settings, start_ordinal=len(chunks), ids=allocator)
-    return chunks
 
 
 class Tally:
@@ -154,19 +100,17 @@ class ChunkFiles:
     def __call__(self, row: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         path = Path(str(row["source"]))
         try:
-            before = sha256_file(path)
-            chunks = file_chunks(path, self._tokenizer, self._settings, self._max_chars)
-            changed = sha256_file(path) != before
-        except (RaggityError, OSError) as exc:
+            item = (
+                file_source(path) if self._max_chars is None else file_source(path, max_chars=self._max_chars)
+            )
+        except OSError as exc:
             self._tally.skip.remote(str(path), str(exc) or exc.__class__.__name__)
             return
-        if changed:  # as in-process: the next ingest reads it again
-            self._tally.skip.remote(str(path), "changed while being read; the next ingest indexes it")
+        chunks, settled = read_chunks(item, self._tokenizer, self._settings)
+        if settled.digest is None:
+            self._tally.skip.remote(str(path), settled.problem or "")
             return
-        if not chunks:
-            self._tally.skip.remote(str(path), "no text")
-            return
-        self._tally.read.remote(SourceResult(str(path), before, tuple(c.id for c in chunks)))
+        self._tally.read.remote(SourceResult(str(path), settled.digest, tuple(settled.ids)))
         for chunk in chunks:
             yield chunk_row(chunk)
 
@@ -257,7 +201,7 @@ def write_chunks(
     lance_ray.write_lance(
         embedded_dataset(plan, tally),
         table_uri,
-        schema=chunk_schema(plan.dim),
+        schema=chunk_schema(plan.dim, search_text=True),
         mode=mode,
         storage_options=dict(storage_options),
         ray_remote_args={"num_cpus": plan.write_cpus},

@@ -1,6 +1,7 @@
-"""`rag ingest --engine ray`: the files the driver's diff chose go through the Ray Data stages
+"""`rag ingest --engine ray`: the files the driver's plan chose go through the Ray Data stages
 (ray_engine.py: read + chunk, embed in an actor pool, lance-ray write as one Lance commit) into an
-index on object storage; the driver shows progress from the Tally actor and keeps the lease alive."""
+index on object storage; the driver shows progress from the Tally actor, keeps the lease alive, and
+reports each file to the run (sync.py), as the in-process engine does."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from raggity.config.location import IndexLocation
 from raggity.config.schema import Config
-from raggity.core.errors import RaggityError
+from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.extras import require
-from raggity.core.protocols import Vector
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.pace import kind_of
@@ -28,11 +27,10 @@ from raggity.pipeline.ingest.ray_engine import (
     tally_report,
     write_chunks,
 )
-from raggity.pipeline.ingest.remote_sync import RemoteTable, RowsWritten
-from raggity.pipeline.ingest.sync import IngestProgress, Skipped, SourceFile
-from raggity.store.manifest import SourceEntry
-from raggity.store.remote_commit import WriterLease
-from raggity.store.remote_errors import lance_store_error
+from raggity.pipeline.ingest.report import IngestProgress
+from raggity.pipeline.ingest.sources import SourceFile
+from raggity.pipeline.ingest.sync import SyncRun
+from raggity.store.index_seam import WritesRowsElsewhere
 from raggity.store.uri import redact
 
 # How often the driver reads the Tally for the progress bar, and renews the lease (well inside it).
@@ -101,69 +99,86 @@ def cluster_plan(
 
 
 class RayRows:
-    def __init__(self, config: Config, chunking: ChunkingSettings, *, address: str | None, dim: int) -> None:
+    """RowWriter on a Ray cluster. `failure`: the store's mapping of its own errors to one line."""
+
+    def __init__(
+        self,
+        config: Config,
+        chunking: ChunkingSettings,
+        *,
+        address: str | None,
+        dim: int,
+        failure: Callable[[BaseException], RaggityError | None],
+    ) -> None:
         self._config = config
         self._chunking = chunking
         self._address = address
         self._dim = dim
+        self._failure = failure
 
-    def write(
-        self,
-        todo: Sequence[SourceFile],
-        table: RemoteTable,
-        lease: WriterLease,
-        progress: IngestProgress,
-        reuse: Mapping[str, Vector],
-    ) -> RowsWritten:
-        """Every chunk of `todo` is embedded on the cluster: `reuse` is not sent to the workers."""
+    def write(self, todo: Sequence[SourceFile], run: SyncRun) -> None:
+        """Every chunk of `todo` is embedded on the cluster, so the files' old rows go first (the
+        workers do not see which rows are stored); nothing is visible before the commit."""
+        writer = run.writer
+        if not isinstance(writer, WritesRowsElsewhere):
+            raise ConfigError(
+                "the Ray engine writes to an index on object storage only",
+                "set [index] path to an s3:// URI, or ingest this local index with --engine local",
+            )
+        old = {
+            cid
+            for item in todo
+            if item.source in run.manifest.sources
+            for cid in run.manifest.sources[item.source].chunk_ids
+        }
+        writer.delete(old)
+        run.stored -= old
         ray = connect(self._address)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         plan = cluster_plan([item.source for item in todo], self._config, self._chunking, cpus)
         plan = RayIngestPlan(**{**plan.__dict__, "dim": self._dim})
+        target = writer.lance_target()
         tally = new_tally()
         failure: list[BaseException] = []
 
-        def run() -> None:
+        def work() -> None:
             try:
-                write_chunks(plan, tally, table.uri, table.options, mode=table.mode)
+                write_chunks(plan, tally, target.uri, target.storage_options, mode=target.mode)
             except BaseException as exc:  # re-raised on the driver's thread below
                 failure.append(exc)
 
         started = time.perf_counter()
-        worker = threading.Thread(target=run, name="raggity-ray-write", daemon=True)
+        worker = threading.Thread(target=work, name="raggity-ray-write", daemon=True)
         worker.start()
         shown = _Shown()
         renewed = time.monotonic()
         while worker.is_alive():
             worker.join(POLL_SECONDS)
-            shown.update(tally, todo, progress)
+            shown.update(tally, todo, run.progress)
             if time.monotonic() - renewed > RENEW_SECONDS:
-                lease.renew()
+                writer.save(run.manifest)  # on object storage: renews the lease
                 renewed = time.monotonic()
         if failure:
             if isinstance(failure[0], KeyboardInterrupt | RaggityError):
                 raise failure[0]
-            raise ray_failure(failure[0], table.location) from failure[0]
-        table.mode = "append"
-        sources, skipped, chunks, tokens = shown.update(tally, todo, progress)
-        stamps = {item.source: item for item in todo}
-        return RowsWritten(
-            entries={
-                s.source: SourceEntry(s.sha256, stamps[s.source].size, stamps[s.source].mtime_ns, s.chunk_ids)
-                for s in sources
-            },
-            skipped=[Skipped(source, reason) for source, reason in skipped],
-            chunks=chunks,
-            tokens=tokens,
-            embed_seconds=time.perf_counter() - started,
-        )
+            raise ray_failure(failure[0], self._failure) from failure[0]
+        sources, skipped, chunks, tokens = shown.update(tally, todo, run.progress)
+        by_source = {item.source: item for item in todo}
+        for result in sources:
+            run.finish(by_source[result.source], result.chunk_ids, result.sha256)
+        for source, reason in skipped:
+            run.skip(by_source[source], reason)
+        run.chunks_written += chunks
+        run.tokens_embedded += tokens
+        run.embed_seconds += time.perf_counter() - started
 
 
-def ray_failure(exc: BaseException, location: IndexLocation) -> RaggityError:
-    """One line for a failed Ray ingest: an object-store failure as the in-process engine reports it,
-    anything else by its first line (Ray's errors carry the workers' tracebacks; --debug shows them)."""
+def ray_failure(exc: BaseException, failure: Callable[[BaseException], RaggityError | None]) -> RaggityError:
+    """One line for a failed Ray ingest: a store failure as the in-process engine reports it (by the
+    store's own mapping, `failure`), anything else by its first line (Ray's errors carry the workers'
+    tracebacks; --debug shows them)."""
     text = str(exc)
-    mapped = lance_store_error(RuntimeError(text), location)
+    mapped = failure(RuntimeError(text))
     if mapped is not None:
         return mapped
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)

@@ -1,35 +1,32 @@
-"""One `rag ingest`: discover the files, take the writer lock, carry other folders' files over a
-rebuild, bring the index in step (IndexSync), and update the entity graph when it is on."""
+"""One `rag ingest`, the same over an index folder and an index on object storage: take the store's
+writer lock, discover the files, carry other folders' files over a rebuild, bring the index in step
+(sync.py), and update the entity graph when it is on (an index folder only, so far)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.config.schema import IngestConfig
-from raggity.core.errors import IndexStateError, IngestIncompleteError, RaggityError, os_reason
-from raggity.core.protocols import Embedder, Generator, Tokenizer
+from raggity.core.errors import IndexStateError, RaggityError, os_reason
+from raggity.core.protocols import Embedder, Generator
 from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.discover import SkippedFile, discover, recheck
+from raggity.ingest.discover import discover, recheck
 from raggity.pipeline.ingest.graph_build import (
     GraphBuildReport,
     GraphBuildSettings,
     GraphProgress,
     build_graph,
 )
-from raggity.pipeline.ingest.sources import file_source, in_roots
-from raggity.pipeline.ingest.sync import (
-    IndexSync,
-    IngestProgress,
-    IngestReport,
-    Skipped,
-    SourceFile,
-    index_fingerprint,
-)
-from raggity.store.ingest_lock import IngestLock
+from raggity.pipeline.ingest.plan import index_fingerprint
+from raggity.pipeline.ingest.report import IngestProgress, IngestReport, Skipped, finished
+from raggity.pipeline.ingest.sources import SourceFile, file_source, in_roots
+from raggity.pipeline.ingest.sync import IndexSync, RowWriter
+from raggity.store.index_seam import IndexStore, Manifest
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
+
+__all__ = ["GraphUpdate", "IngestRequest", "IngestRun", "finished"]
 
 
 @dataclass(frozen=True)
@@ -46,25 +43,29 @@ class IngestRequest:
 
 
 class IngestRun:
-    """Orchestrates one ingest over an index folder. Models are passed in ready (or as loaders for
-    the graph's generator, which is loaded only when some chunk needs extracting)."""
+    """Orchestrates one ingest over an index in `store`, its rows made by `rows` (an engine).
+    Models are passed in ready (or as loaders for the graph's generator, which is loaded only when
+    some chunk needs extracting). `index_dir`: the index's folder, or its local state folder, which
+    discovery never walks into."""
 
     def __init__(
         self,
-        layout: IndexLayout,
+        store: IndexStore,
         settings: IngestConfig,
         chunking: ChunkingSettings,
         *,
         embedder: Embedder,
-        tokenizer: Tokenizer,
+        rows: RowWriter,
+        index_dir: Path,
         graph: GraphUpdate | None = None,
         warn: Callable[[str], None],
     ) -> None:
-        self._layout = layout
+        self._store = store
         self._settings = settings
         self._chunking = chunking
         self._embedder = embedder
-        self._tokenizer = tokenizer
+        self._rows = rows
+        self._index_dir = index_dir
         self._graph = graph
         self._warn = warn
 
@@ -86,8 +87,8 @@ class IngestRun:
             for root in gone:
                 if not any(map(in_roots([root]), indexed)):
                     raise RaggityError(f"{root}: no such file or folder", "check the path")
-        with IngestLock(self._layout.lock, wait_seconds=request.wait_seconds):
-            found = discover(present, self._settings, index_dir=self._layout.root)
+        with self._store.lock(request.wait_seconds):
+            found = discover(present, self._settings, index_dir=self._index_dir)
             sources: list[SourceFile] = []
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
             for path in found.files:
@@ -121,28 +122,31 @@ class IngestRun:
         rebuild: bool = False,
         progress: IngestProgress | None = None,
     ) -> IngestReport:
-        """Brings the index in step with `sources`; the caller holds the ingest lock."""
+        """Brings the index in step with `sources`; the caller holds the store's lock."""
         sync = IndexSync(
-            self._layout,
-            embedder=self._embedder,
-            tokenizer=self._tokenizer,
-            chunking=self._chunking,
-            progress=progress,
+            self._store, embedder=self._embedder, chunking=self._chunking, rows=self._rows, progress=progress
         )
         return sync.run(sources, in_scope, rebuild=rebuild)
 
     def _update_graph(self, graph: GraphUpdate, progress: GraphProgress | None) -> None:
         """A failed graph update leaves the committed index as it is and says how to retry."""
+        layout = self._store.layout
+        if layout is None:
+            self._warn("the entity graph is not built for an index on object storage yet")
+            return
         try:
-            graph.run(self._layout, progress)
+            graph.run(layout, progress)
         except RaggityError as exc:
             self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
 
     def _indexed_sources(self) -> tuple[str, ...]:
+        return tuple(self._committed().sources)
+
+    def _committed(self) -> Manifest:
         try:
-            return tuple(load_manifest(self._layout.manifest).sources)
+            return self._store.committed()
         except IndexStateError:
-            return ()  # no index yet, or a damaged one: nothing known to be indexed
+            return Manifest()  # no index yet, or a damaged one: nothing known to be indexed
 
     def _carried_over(
         self, in_scope: Callable[[str], bool], rebuild: bool
@@ -153,15 +157,12 @@ class IngestRun:
         manifest may come with a cloned repository: a file it names that the index never held (its
         digest cannot be known to whoever wrote it) is not read. Returns the sources, and the files
         left out with the reason."""
-        try:
-            manifest = load_manifest(self._layout.manifest)
-        except IndexStateError:
-            return [], []  # damaged: nothing trustworthy to carry over
+        manifest = self._committed()  # damaged: nothing trustworthy to carry over
         current = index_fingerprint(self._embedder.identity, self._chunking)
         if not rebuild and manifest.fingerprint in (None, current):
             return [], []
         others = [Path(s) for s in manifest.sources if not in_scope(s)]
-        checked = recheck(others, self._settings, index_dir=self._layout.root)
+        checked = recheck(others, self._settings, index_dir=self._index_dir)
         dropped = [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.skipped]
         dropped += [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.excluded]
         sources = []
@@ -188,24 +189,6 @@ class IngestRun:
 # when its folder is ingested again.
 CHANGED_SINCE_INDEXED = "not carried over the rebuild: changed since it was indexed (ingest its folder again)"
 NOT_TAKEN = "not carried over the rebuild: not a file `rag ingest` reads there"
-
-
-def finished(
-    report: IngestReport, early: Sequence[Skipped], excluded: Sequence[SkippedFile], *, strict: bool
-) -> IngestReport:
-    """The report with the files skipped before indexing and those discovery excluded; under
-    `strict`, any skipped file fails the ingest (after everything else was committed)."""
-    report = replace(
-        report,
-        skipped=tuple(early) + report.skipped,
-        excluded=tuple(Skipped(s.path, s.reason) for s in excluded),
-    )
-    if strict and report.skipped:
-        raise IngestIncompleteError(
-            f"{len(report.skipped)} file(s) skipped; index updated with everything else",
-            "fix or exclude them, or run without --strict",
-        )
-    return report
 
 
 @dataclass(frozen=True)

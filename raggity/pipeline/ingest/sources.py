@@ -6,18 +6,33 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.core.types import Document, Heading, TextDocument
 from raggity.ingest.readers import read_file
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.models.hashing import sha256_file
-from raggity.pipeline.ingest.sync import SourceFile
 
 # File systems store mtimes in ticks (2 s on FAT, a scheduler tick on ext4). A later write in the tick
 # of the recorded mtime, with the same size, leaves the stamp unchanged ("racy git"); so a stamp that
 # recent is recorded as unknown (0), and the next run compares hashes instead of trusting it.
 RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One thing to index: a file, or a record of an evaluation corpus.
+
+    size and mtime_ns are a stamp taken before reading (mtime_ns 0: unknown, compare by digest);
+    digest() hashes the current content, and is called before and after read() to detect a change.
+    """
+
+    source: str
+    size: int
+    mtime_ns: int
+    digest: Callable[[], str]
+    read: Callable[[], Iterator[Document]]
 
 
 def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, real: str | None = None) -> SourceFile:

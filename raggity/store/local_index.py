@@ -1,0 +1,147 @@
+"""An index in a local folder, behind the index seam (store/index_seam.py): a LanceDB table and a
+Tantivy index, and the manifest file as the commit point.
+
+Write order, so that a kill at any point leaves an index that answers and that the next run repairs:
+rows go to LanceDB, then Tantivy (invisible: the manifest does not list them yet); then the manifest
+is replaced atomically (save, after every batch: the commit point); rows no longer listed are deleted
+last. The checkpoints name the steps for the crash tests (raggity.core.faults).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
+from typing import Any
+
+from raggity.core.errors import RaggityError, storage_error
+from raggity.core.faults import checkpoint, fail_point
+from raggity.core.types import Chunk
+from raggity.core.vectors import Vectors
+from raggity.store.bm25_index import Bm25Reader, Bm25Writer
+from raggity.store.index_seam import IndexWriter, Snapshot, StoredIds
+from raggity.store.ingest_lock import IngestLock
+from raggity.store.layout import IndexLayout
+from raggity.store.manifest import Manifest, load_manifest
+from raggity.store.ownership import claim_index_folder
+from raggity.store.vector_table import StoredChunk, VectorTableReader, VectorTableWriter
+
+# Old LanceDB versions stay this long after they were replaced: long enough for a search that opened
+# one to finish reading it, short enough that the index's size follows its content.
+VERSION_GRACE = timedelta(seconds=10)
+
+
+class LocalIndex:
+    """IndexStore and IndexReader for an index folder."""
+
+    def __init__(self, layout: IndexLayout, *, version_grace: timedelta = VERSION_GRACE) -> None:
+        self._layout = layout
+        self._version_grace = version_grace
+
+    @property
+    def uri(self) -> str:
+        return str(self._layout.root)
+
+    @property
+    def layout(self) -> IndexLayout:
+        return self._layout
+
+    def lock(self, wait_seconds: float) -> AbstractContextManager[Any]:
+        return IngestLock(self._layout.lock, wait_seconds=wait_seconds)
+
+    @contextmanager
+    def writer(self, dim: int, bm25_tokenizer: str) -> Iterator[IndexWriter]:
+        claim_index_folder(self._layout)
+        writer = LocalIndexWriter(self._layout, dim, bm25_tokenizer, self._version_grace)
+        yield writer
+
+    def committed(self) -> Manifest:
+        return load_manifest(self._layout.manifest)
+
+    def failure(self, exc: BaseException) -> RaggityError | None:
+        # LanceDB and Tantivy report a full disk or read-only media as ValueError/RuntimeError.
+        if not isinstance(exc, OSError | RuntimeError | ValueError):
+            return None
+        return storage_error(exc, self._layout.root)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            load_manifest(self._layout.manifest),
+            VectorTableReader(self._layout.table),
+            Bm25Reader(self._layout.tantivy),
+        )
+
+
+class LocalIndexWriter:
+    """IndexWriter over the folder's two stores; they are opened on first use, after any reset."""
+
+    def __init__(self, layout: IndexLayout, dim: int, bm25_tokenizer: str, version_grace: timedelta) -> None:
+        self._layout = layout
+        self._dim = dim
+        self._tokenizer = bm25_tokenizer
+        self._version_grace = version_grace
+        self._opened: tuple[VectorTableWriter, Bm25Writer] | None = None
+
+    def _stores(self) -> tuple[VectorTableWriter, Bm25Writer]:
+        if self._opened is None:
+            self._opened = (
+                VectorTableWriter(self._layout.lancedb, self._dim),
+                Bm25Writer(self._layout.tantivy, self._tokenizer),
+            )
+        return self._opened
+
+    def open(self, *, rebuild: bool) -> Manifest:
+        # A run killed inside atomic_write_bytes leaves its temporary sibling; the caller holds the lock.
+        for name in (self._layout.manifest.name, self._layout.marker.name):
+            for leftover in self._layout.root.glob(f".{name}.*.tmp"):
+                leftover.unlink(missing_ok=True)
+        return Manifest() if rebuild else load_manifest(self._layout.manifest)
+
+    def reset(self, manifest: Manifest) -> None:
+        manifest.save(self._layout.manifest)
+        checkpoint("reset:manifest")
+        self._opened = None
+        for folder in (self._layout.lancedb, self._layout.tantivy):
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def ids(self) -> StoredIds:
+        table, bm25 = self._stores()
+        table_ids, bm25_ids = table.ids(), bm25.ids()
+        return StoredIds(frozenset(table_ids & bm25_ids), frozenset(table_ids | bm25_ids))
+
+    def rows(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        return self._stores()[0].fetch(ids)
+
+    def delete(self, ids: Collection[str]) -> None:
+        table, bm25 = self._stores()
+        table.delete(ids)
+        checkpoint("lancedb:deleted")
+        bm25.delete(ids)
+        bm25.commit()
+
+    def append(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        table, bm25 = self._stores()
+        fail_point("lancedb:add")
+        table.add(chunks, vectors)
+        checkpoint("lancedb:added")
+        bm25.add(chunks)
+        bm25.commit()
+        checkpoint("tantivy:committed")
+
+    def save(self, manifest: Manifest) -> None:
+        manifest.save(self._layout.manifest)
+
+    def commit(self, manifest: Manifest, *, changed: bool) -> None:
+        """LanceDB fragments merged and deleted rows dropped; Tantivy written afresh when documents
+        were deleted, so that its BM25 statistics count only live chunks; then the manifest."""
+        table, bm25 = self._stores()
+        if changed:
+            checkpoint("compact:before")
+            table.compact()
+        if bm25.deleted:
+            checkpoint("compact:bm25")
+            bm25.replace_all(table.chunks(manifest.live_ids()))
+        bm25.close()
+        manifest.save(self._layout.manifest)
+        table.cleanup(self._version_grace)
