@@ -17,8 +17,9 @@ import json
 import random
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from raggity.api.calibrate import (
     CalibrationProgress,
@@ -131,6 +132,7 @@ def calibrate_corpus(
     kind = f"corpus-{hashlib.sha256(str(layout.root.resolve()).encode()).hexdigest()[:16]}"
     log = SignalLog(signal_log(sha, f"{kind}.prompt{PROMPT_VERSION}"))
     written = SignalLog(signal_log(sha, f"{kind}.written"), key="chunk_id")
+    logged = len(log.rows)
     answerable = _answerable(session, wanted, log, written, progress)
     if len(answerable) < MIN_ANSWERABLE:
         raise RaggityError(
@@ -157,7 +159,8 @@ def calibrate_corpus(
         scope="corpus",
         seconds=round(time.perf_counter() - started, 1),
     )
-    return CalibrationRun(calibration, write_corpus_calibration(layout.calibration, calibration), 0)
+    stored = write_corpus_calibration(layout.calibration, calibration)
+    return CalibrationRun(calibration, stored, len(log.rows) - logged)
 
 
 def _answerable(
@@ -210,4 +213,10 @@ def _kept_signal(
     if signals_row is None:
         signals_row = signal_row(asking, str(row["question"]))
         log.add(signals, signals_row)
-    return Signal.from_row(signals_row) if chunk.id in signals_row.get("chunks", ()) else None
+    return Signal.from_row(signals_row) if found_by_retrieval(chunk, signals_row) else None
+
+
+def found_by_retrieval(chunk: Chunk, signals_row: Mapping[str, Any]) -> bool:
+    """Whether the chunk a question was written from is among the sources retrieved for it: a
+    question the index's own retrieval cannot answer from its chunk says nothing of the judgement."""
+    return chunk.id in signals_row.get("chunks", ())
