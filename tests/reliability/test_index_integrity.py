@@ -173,6 +173,29 @@ def test_a_rewrite_within_the_same_timestamp_is_noticed(tmp_path: Path, models: 
     assert "boatsman" in stored_texts(s, target)
 
 
+def test_a_rebuild_of_one_folder_carries_the_other_folders_files_over(
+    tmp_path: Path, models: Models, store: Store
+) -> None:
+    """A rebuild empties the whole index: files indexed from another folder are read again (before the
+    seam, a rebuild of an index on object storage dropped them, with a warning)."""
+    config = write_rag_config(tmp_path)
+    docs, more = tmp_path / "docs", tmp_path / "more"
+    write_corpus(docs, 3)
+    write_corpus(more, 2)
+    s = session(config, models, store.index(tmp_path / ".raggity"))
+    s.ingest([docs])
+    s.ingest([more])
+    indexed = snapshot(s).manifest
+
+    report = s.ingest([docs], rebuild=True)
+    assert report.rebuilt
+    assert (report.added, report.skipped) == (5, ())
+    rebuilt = snapshot(s)
+    assert rebuilt.manifest.sources.keys() == indexed.sources.keys()
+    assert rebuilt.manifest.live_ids() == indexed.live_ids()
+    assert set(rebuilt.table.all_ids()) == rebuilt.manifest.live_ids()
+
+
 def _edit_round(docs: Path, round_number: int) -> None:
     """Rewrite two files, append to one, delete one and add one."""
     notes = sorted(docs.glob("note*"))
