@@ -25,11 +25,14 @@ def _module_state(_state_dirs: dict[str, Path]) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A two-CPU Ray cluster on this machine only: no dashboard, no usage report, loopback address."""
-    import ray  # noqa: PLC0415 - only the scale tests need it
-
     worktree = str(Path(__file__).resolve().parents[2])
     patch = pytest.MonkeyPatch()
     patch.setenv("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init and the processes it starts
+    # Ray's local-only mode: the loopback address without its probe towards 8.8.8.8 (which even
+    # `_node_ip_address="127.0.0.1"` below triggers otherwise; raggity.pipeline.ingest.ray_local).
+    patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    import ray  # noqa: PLC0415 - only the scale tests need it; after the settings Ray reads at import
+
     try:
         ray.init(
             num_cpus=2,

@@ -5,16 +5,13 @@ reports each file to the run (sync.py), as the in-process engine does."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from raggity.config.schema import Config
 from raggity.core.errors import ConfigError, RaggityError
-from raggity.core.extras import require
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.pace import kind_of
@@ -27,6 +24,7 @@ from raggity.pipeline.ingest.ray_engine import (
     tally_report,
     write_chunks,
 )
+from raggity.pipeline.ingest.ray_local import connect
 from raggity.pipeline.ingest.report import IngestProgress
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.pipeline.ingest.sync import SyncRun
@@ -36,38 +34,6 @@ from raggity.store.uri import redact
 # How often the driver reads the Tally for the progress bar, and renews the lease (well inside it).
 POLL_SECONDS = 0.5
 RENEW_SECONDS = 60.0
-
-
-def connect(address: str | None) -> Any:
-    """Ray, connected: to `address` ("auto", "ray://host:10001", host:port), to $RAY_ADDRESS, or to a
-    Ray started on this machine for this ingest; a Ray already connected in this process is used."""
-    # Ray's own logging and progress output would interleave with raggity's progress bar: raggity's
-    # bar shows the stages' progress (from the Tally), and a failure is raised here as an error.
-    warnings.filterwarnings("ignore", message="lance is not fork-safe")
-    ray = require("ray")
-    require("lance_ray")
-    for name in ("ray", "ray.data", "lance_ray"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    context.enable_auto_log_stats = False
-    # After ray.data's import, which installs its own warning filters: max_restarts (ray_engine.py)
-    # has no named parameter in this Ray yet.
-    warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, log_to_driver=False, configure_logging=False)
-        else:
-            # A Ray of this ingest's own: on the loopback address (nothing else is to join it, and Ray
-            # would otherwise look for its address by opening a socket towards a public IP).
-            ray.init(
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                log_to_driver=False,
-                configure_logging=False,
-            )
-    return ray
 
 
 def cluster_plan(
