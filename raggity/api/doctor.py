@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raggity.api.status import device_placements, model_statuses
+from raggity.api.status import device_placements, index_status, model_statuses
 from raggity.api.thresholds import answer_thresholds
 from raggity.config.schema import Config
-from raggity.core.errors import IndexLocationError, RaggityError
+from raggity.core.errors import RaggityError
 from raggity.store.bm25_index import Bm25Reader
+from raggity.store.health import check_index
 from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
 from raggity.store.rebuild_state import rebuild_notice
 from raggity.store.vector_table import VectorTableReader
 
@@ -69,28 +69,38 @@ def run_checks(config: Config) -> list[Check]:
     return checks
 
 
+def _remote_index_checks(config: Config) -> list[Check]:
+    """CURRENT checked as every command checks it; the stores' agreement is not checked yet."""
+    try:
+        status = index_status(config)
+    except RaggityError as exc:
+        return [Check("index", False, exc.message, exc.hint)]
+    if not status.exists:
+        return [Check("index", False, f"{status.index_dir}: no index yet", "run `rag ingest PATH` first")]
+    return [
+        Check("index", True, f"{status.files} files, {status.chunks} chunks at {status.index_dir}"),
+        Check(
+            "index stores",
+            True,
+            f"on object storage at {status.index_dir}: CURRENT names version {status.version}; "
+            "the stores' agreement is not checked by doctor yet",
+            severity="warning",
+        ),
+    ]
+
+
 def _index_checks(config: Config) -> list[Check]:
     location = config.index_location
     if location.remote:
-        return [
-            Check(
-                "index",
-                True,
-                f"on object storage at {location.uri}: not checked by doctor yet (rag status reads it)",
-                severity="warning",
-            )
-        ]
+        return _remote_index_checks(config)
     layout = IndexLayout(config.index_dir)
-    try:
-        layout.refuse_a_file()
-    except IndexLocationError as exc:
-        return [Check("index", False, exc.message, exc.hint)]
-    if not layout.exists():
+    # The health check every command makes (raggity.store.health), in its words; then the slow one.
+    manifest, problem = check_index(layout)
+    if problem is not None and problem.message == f"{layout.root}: no index yet":
         return [Check("index", False, f"no index at {layout.root}", "run `rag ingest PATH`")]
-    try:
-        manifest = load_manifest(layout.manifest)
-    except RaggityError as exc:
-        return [Check("index", False, exc.message, exc.hint)]
+    if problem is not None:
+        return [Check("index", False, problem.message, problem.hint)]
+    assert manifest is not None
     live = manifest.live_ids()
     checks = [Check("index", True, f"{len(manifest.sources)} files, {len(live)} chunks at {layout.root}")]
     notice = rebuild_notice(layout)

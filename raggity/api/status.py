@@ -19,8 +19,9 @@ from raggity.models.registry import (
     resolve_generator,
     resolve_reranker,
 )
+from raggity.store.health import require_healthy
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Manifest, load_manifest, parse_manifest
+from raggity.store.manifest import Manifest, parse_manifest
 from raggity.store.rebuild_state import rebuild_notice
 
 
@@ -80,7 +81,8 @@ def index_status(config: Config) -> IndexStatus:
         return remote_index_status(config)
     layout = IndexLayout(config.index_dir)
     layout.refuse_a_file()
-    manifest = load_manifest(layout.manifest)
+    # No index yet is a status, not an error; a damaged one is the error every command gives.
+    manifest = require_healthy(layout) if layout.exists() else Manifest()
     return IndexStatus(
         index_dir=layout.root,
         config_file=config.source,

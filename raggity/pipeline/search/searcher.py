@@ -22,8 +22,9 @@ from raggity.pipeline.search.request import request_retriever
 from raggity.pipeline.search.transforms import Transforms, TransformSettings
 from raggity.retrieval.selection import select_candidates
 from raggity.store.cache_store import CacheStore
+from raggity.store.health import require_healthy
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Fingerprint, load_manifest
+from raggity.store.manifest import Fingerprint
 from raggity.store.rebuild_state import rebuild_notice
 from raggity.store.remote_errors import lance_store_error
 
@@ -67,9 +68,10 @@ class Searcher:
                 self._check_fingerprint(remote.manifest.fingerprint, location.uri)
                 self._snapshot = remote
                 return remote
-            self._layout.require()
+            # The one health check every command and `rag doctor` make (raggity.store.health).
+            manifest = require_healthy(self._layout)
             snapshot = IndexSnapshot(self._layout)
-            self._check_fingerprint(load_manifest(self._layout.manifest).fingerprint, str(self._layout.root))
+            self._check_fingerprint(manifest.fingerprint, str(self._layout.root))
             self._snapshot = snapshot
             if notice := rebuild_notice(self._layout):
                 self._warn(notice)
