@@ -6,8 +6,9 @@ Each call: a JSON object, or a tool error of one line (no validation report, no 
 character); the server keeps answering, writes nothing to stderr but warnings (no traceback), and
 leaves the index untouched.
 
-Not drawn: lone surrogates and NaN, which the MCP SDK's transport drops before any tool sees them
-(docs/mcp.md, "One known gap"): the client would wait for a reply that never comes."""
+Not drawn: lone surrogates and NaN, which are not valid JSON-RPC text; the server answers a line
+holding one with a JSON-RPC error (-32600), which tests/fuzz/test_jsonrpc_fuzz.py checks on the raw
+wire, where the SDK's client could not send them."""
 
 from __future__ import annotations
 
