@@ -107,7 +107,7 @@ def calibrate_model(
     session.index_documents(shipped.passages)
     questions = [(q.group, q.question) for q in shipped.limited(per_group)]
     started = time.perf_counter()
-    log = SignalLog(signal_log(sha, f"{SET_NAME}.prompt{PROMPT_VERSION}"))
+    log = SignalLog(signal_log(sha, f"{SET_NAME}.{settings_key(config, models.embedder_identity)}"))
     groups, new = collect(session, questions, log, progress)
     floor = config.retrieval.sufficiency_floor
     fitted = fit(groups, [floor])
@@ -125,6 +125,14 @@ def calibrate_model(
         seconds=round(time.perf_counter() - started, 1),
     )
     return CalibrationRun(calibration, write_model_calibration(calibration), new)
+
+
+def settings_key(config: Config, embedder: str) -> str:
+    """What a signal depends on besides the model and the question: the prompt version, the
+    embedder, retrieval's settings and the source budget. A change starts a new log."""
+    g = config.generation
+    what = f"{PROMPT_VERSION}|{embedder}|{config.retrieval!r}|{g.source_tokens}|{g.max_tokens}"
+    return f"prompt{PROMPT_VERSION}-{hashlib.sha256(what.encode()).hexdigest()[:12]}"
 
 
 def _on_calibration_index(config: Config, embedder: str) -> Config:

@@ -28,6 +28,7 @@ from raggity.api.calibrate import (
     collect,
     now_iso,
     require_sha,
+    settings_key,
 )
 from raggity.api.calibration_signals import signal_row, signals_session
 from raggity.api.session import Raggity
@@ -130,7 +131,7 @@ def calibrate_corpus(
     layout = IndexLayout(config.index_dir).require()
     started = time.perf_counter()
     kind = f"corpus-{hashlib.sha256(str(layout.root.resolve()).encode()).hexdigest()[:16]}"
-    log = SignalLog(signal_log(sha, f"{kind}.prompt{PROMPT_VERSION}"))
+    log = SignalLog(signal_log(sha, f"{kind}.{settings_key(config, session.models.embedder_identity)}"))
     written = SignalLog(signal_log(sha, f"{kind}.written"), key="chunk_id")
     logged = len(log.rows)
     answerable = _answerable(session, wanted, log, written, progress)
