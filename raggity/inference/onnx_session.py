@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,15 +38,25 @@ def choose_providers(configured: Sequence[str], available: Sequence[str]) -> lis
     return chosen if CPU in chosen else [*chosen, CPU]
 
 
-def available_providers() -> list[str]:
+def _onnxruntime() -> Any:
+    """onnxruntime, imported with its telemetry off. Its 1.31 Linux build starts Microsoft's 1DS
+    telemetry, whose thread resolves mobile.events.data.microsoft.com during an ingest (seen with
+    strace); ORT_DISABLE_TELEMETRY is read when the runtime loads, so it is set before the import
+    (and Ray's workers, started from this process's environment, inherit it)."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     import onnxruntime as ort  # noqa: PLC0415 - loads the runtime on first use
+
+    return ort
+
+
+def available_providers() -> list[str]:
+    ort = _onnxruntime()
 
     return list(ort.get_available_providers())
 
 
 def create_session(model: Path, threads: int = 0, providers: Sequence[str] = ()) -> Any:
-    import onnxruntime as ort  # noqa: PLC0415 - loads the runtime on first use
-
+    ort = _onnxruntime()
     chosen = choose_providers(providers, available_providers())
     options = ort.SessionOptions()
     # One intra-op pool sized to the usable CPUs: inter-op parallelism only adds contention on 2 cores.

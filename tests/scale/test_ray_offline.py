@@ -12,6 +12,7 @@ picked, and its "external connectivity" log line."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +56,15 @@ AUDIT = textwrap.dedent(
         sys.addaudithook(_hook)
     """
 )
+
+
+def _tracer() -> str | None:
+    """strace, where it is installed and may trace (a container without ptrace refuses it)."""
+    found = shutil.which("strace")
+    if found is None:
+        return None
+    probe = subprocess.run([found, "-f", "-qq", "-o", os.devnull, "true"], capture_output=True, check=False)
+    return found if probe.returncode == 0 else None
 
 
 def _project(s3: S3Server, root: Path, copies: int = 0) -> tuple[Path, IndexLocation]:
@@ -107,17 +117,21 @@ def test_a_ray_ingest_opens_no_socket_beyond_loopback_and_says_nothing_of_rays(
     config, location = _project(s3, tmp_path)
     audit = tmp_path / "audit"
     env = _env(tmp_path, audit)
+    command = [str(RAG), "--config", str(config), "ingest", "docs", "--engine", "ray"]
+    trace = tmp_path / "strace.txt"
+    tracer = _tracer()
+    if tracer is not None:  # also every socket of the C++ parts and of onnxruntime's threads
+        command = [tracer, "-f", "-qq", "-e", "trace=connect,sendto,sendmsg", "-o", str(trace), *command]
     done = subprocess.run(
-        [str(RAG), "--config", str(config), "ingest", "docs", "--engine", "ray"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == "", done.stderr
+    if tracer is not None:
+        addresses = re.findall(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"', trace.read_text())
+        addresses = [v4 or v6 for v4, v6 in addresses]
+        assert addresses, "strace saw no socket at all"
+        assert {a for a in addresses if a not in ("127.0.0.1", "::1", "::ffff:127.0.0.1")} == set()
     assert "added" in done.stdout
     assert current_commit(S3Objects(location)) is not None
 

@@ -37,7 +37,12 @@ from typing import Any
 from raggity.core.extras import require
 
 # Environment of a Ray of raggity's own, set before Ray is imported (see the module's docstring).
-OFFLINE_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+OFFLINE_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    # The embedding actors' onnxruntime (raggity.inference.onnx_session sets it too, before its import).
+    "ORT_DISABLE_TELEMETRY": "1",
+}
 BOOTSTRAP = "ray_bootstrap_config.yaml"
 DRIVER_LOG = "ray-driver.log"
 _SOCKET_DEPTH = 84  # /raggity-ray-XXXXXXXX/session_<date>_<time>_<pid>/sockets/plasma_store
