@@ -63,7 +63,7 @@ def main() -> None:
     first = time.perf_counter()
     result = engine(str(page))
     second = time.perf_counter()
-    got = "\n".join(result.txts or [])
+    got = "\n".join(getattr(result, "txts", None) or [])
     print(
         f"start {ready - started:.2f} s, first page {first - ready:.2f} s, next page {second - first:.2f} s"
     )

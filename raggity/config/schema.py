@@ -113,6 +113,17 @@ class IngestConfig:
         reach=Reach.WHEN_SET,
         url=True,
     )
+    ocr: str = key(
+        "auto",
+        "Scanned PDF pages (no text layer) and .png/.jpg/.tif images: auto (read by OCR when pip install "
+        "'raggity[ocr]' is installed, else skipped with a line saying so) or off (skipped).",
+        choices=("auto", "off"),
+    )
+    ocr_max_pages: int = key(
+        50,
+        "Pages per file read by OCR (about 10 s a page on 2 cores); later pages are reported unread.",
+        lo=1,
+    )
 
 
 @dataclass(frozen=True)

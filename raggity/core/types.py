@@ -30,6 +30,8 @@ DocumentKind = Literal[
     "ods",
     "odp",
     "rtf",
+    # Text read by OCR from an image file (ingest/readers/ocr.py); its place is `image (OCR)`.
+    "image",
 ]
 
 

@@ -52,19 +52,21 @@ def root(tmp_path: Path) -> Path:
         *("a.md", "b.MARKDOWN", "c.txt", "d.rst", "e.html", "f.htm", "g.pdf", "h.py", "i.tsx", "j.yml"),
         *("k.R", "Makefile", "Dockerfile", "README", "LICENSE", "makefile"),
         *("l.docx", "m.XLSX", "n.pptx", "o.ipynb", "p.eml", "q.mbox", "r.epub", "s.odt", "t.csv", "u.rtf"),
+        # Images are read by OCR ([ingest] ocr), or skipped with a line that says why.
+        *("v.png", "w.JPG", "x.jpeg", "y.tif", "z.tiff"),
     ],
 )
 def test_supported(name: str) -> None:
     assert is_supported(Path("some/folder") / name)
 
 
-@pytest.mark.parametrize("name", ["a.png", "b.doc", "c", ".env", ".gitignore", "d.md.bak", "e.exe", ".md"])
+@pytest.mark.parametrize("name", ["a.gif", "b.doc", "c", ".env", ".gitignore", "d.md.bak", "e.exe", ".md"])
 def test_not_supported(name: str) -> None:
     assert not is_supported(Path(name))
 
 
 def test_finds_supported_files_sorted_absolute_and_ignores_the_rest_silently(root: Path) -> None:
-    make(root, "b.md", "a.txt", "sub/c.py", "sub/deeper/d.rst", "image.png", "sub/data.bin", "Makefile")
+    make(root, "b.md", "a.txt", "sub/c.py", "sub/deeper/d.rst", "image.gif", "sub/data.bin", "Makefile")
     discovery = run(root)
     assert found(discovery, root) == ["Makefile", "a.txt", "b.md", "sub/c.py", "sub/deeper/d.rst"]
     assert all(path.is_absolute() for path in discovery.files)
@@ -111,10 +113,10 @@ def test_file_roots_are_taken_as_given(root: Path) -> None:
 
 
 def test_unsupported_or_missing_roots_are_reported(root: Path) -> None:
-    make(root, "photo.png")
-    discovery = discover([root / "photo.png", root / "missing"], IngestConfig())
+    make(root, "photo.gif")
+    discovery = discover([root / "photo.gif", root / "missing"], IngestConfig())
     assert discovery.files == ()
-    assert reasons(discovery, root) == {"photo.png": "unsupported file type", "missing": "not found"}
+    assert reasons(discovery, root) == {"photo.gif": "unsupported file type", "missing": "not found"}
 
 
 def test_overlapping_roots_list_each_file_once(root: Path) -> None:

@@ -10,9 +10,10 @@ from raggity.core.types import Document
 from raggity.ingest.readers.embedded import byte_reader
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.kinds import kind_of
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.ingest.readers.source import open_source
 
-__all__ = ["DEFAULT_MAX_CHARS", "TooMuchTextError", "UnreadableFileError", "read_file"]
+__all__ = ["DEFAULT_MAX_CHARS", "OcrOptions", "TooMuchTextError", "UnreadableFileError", "read_file"]
 
 DEFAULT_SEGMENT_CHARS = 4_000_000
 
@@ -23,6 +24,7 @@ def read_file(
     segment_chars: int = DEFAULT_SEGMENT_CHARS,
     max_chars: int = DEFAULT_MAX_CHARS,
     name: Path | None = None,
+    ocr: OcrOptions = DEFAULT_OCR,
 ) -> Iterator[Document]:
     """Documents read from `path`: usually one, several when a large text or code file is streamed.
 
@@ -31,16 +33,19 @@ def read_file(
     TooMuchTextError, before yielding anything where it can tell, when the text passes `max_chars`.
     `name`: the path the documents are indexed under (and the kind judged by), when `path` is its
     real path. The file is opened without following a link (readers.source.open_source).
+    `ocr`: whether images and PDF pages without a text layer are read by OCR ([ingest] ocr).
     """
     if segment_chars < 1 or max_chars < 1:
         raise ValueError(f"segment_chars and max_chars must be positive, got {segment_chars}, {max_chars}")
-    documents = _read(path, kind_of(name or path), segment_chars, max_chars)
+    documents = _read(path, kind_of(name or path), segment_chars, max_chars, ocr, str(name or path))
     if name is None or name == path:
         return documents
     return (replace(document, source=str(name)) for document in documents)
 
 
-def _read(path: Path, kind: str | None, segment_chars: int, max_chars: int) -> Iterator[Document]:
+def _read(
+    path: Path, kind: str | None, segment_chars: int, max_chars: int, ocr: OcrOptions, source: str
+) -> Iterator[Document]:
     # Readers are imported on first use: pypdf alone costs more start-up time than
     # commands that never read a file (search, ask) can afford.
     if kind == "markdown":
@@ -58,7 +63,16 @@ def _read(path: Path, kind: str | None, segment_chars: int, max_chars: int) -> I
     elif kind == "pdf":
         from raggity.ingest.readers.pdf import read_pdf  # noqa: PLC0415 - a parser loads only for its format
 
-        yield read_pdf(path, max_chars=max_chars)
+        yield read_pdf(path, max_chars=max_chars, ocr=ocr, name=source)
+    elif kind == "image":
+        from raggity.ingest.readers.ocr import read_image  # noqa: PLC0415 - OCR loads only for its format
+
+        why_not = ocr.unavailable()
+        if why_not is not None:
+            raise UnreadableFileError(f"image: {why_not}")  # said before a byte is read
+        with open_source(path) as stream:
+            data = stream.read()
+        yield read_image(data, source, options=ocr, max_chars=max_chars)
     elif (reader := byte_reader(kind)) is not None:
         # Structured kinds (Office, OpenDocument, notebooks, mail, e-books) are read whole from bytes,
         # so that a mail's attachments go through the same readers (readers/embedded.py).

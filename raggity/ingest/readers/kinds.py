@@ -31,6 +31,8 @@ _BY_SUFFIX: dict[str, DocumentKind] = {
     ".ods": "ods",
     ".odp": "odp",
     ".rtf": "rtf",
+    # Read by OCR ([ingest] ocr); without it, skipped with a line that says how to turn it on.
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff"), "image"),
     **dict.fromkeys(
         (
             ".py .js .mjs .cjs .ts .tsx .jsx .java .go .rs .c .h .cpp .hpp .cc .cxx .hh .hxx .cs .rb .php .sh"

@@ -2,6 +2,8 @@
 
 Page texts are joined with a blank line ("\\n\\n"); each PageSpan covers exactly one page's text,
 never the separator. A page whose text cannot be extracted is left out rather than failing the file.
+A page with no text layer (a scan) is read by OCR from its images when [ingest] ocr allows
+(readers/ocr.py); its place is written `page 4 (OCR)`.
 """
 
 from __future__ import annotations
@@ -13,31 +15,67 @@ from typing import BinaryIO
 from pypdf import PdfReader
 from pypdf.errors import DependencyError
 
-from raggity.core.types import Document, PageSpan
+from raggity.core.types import Anchor, Document, PageSpan
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.ingest.readers.source import open_source
 
 PAGE_SEPARATOR = "\n\n"
+OCR_PAGE_PLACE = "page{s} {n} (OCR)"
 _REASON_CHARS = 80
 
 # pypdf logs a warning for every recoverable flaw it meets; raggity reports one reason per file instead.
 logging.getLogger("pypdf").setLevel(logging.CRITICAL)
 
 
-def read_pdf(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+def read_pdf(
+    path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, ocr: OcrOptions = DEFAULT_OCR, name: str = ""
+) -> Document:
+    """`name`: the file as the user knows it, for the OCR progress and its reports (default `path`)."""
+    budget = _TextBudget(max_chars)
     with open_source(path) as stream:
-        pages = _page_texts(stream, _TextBudget(max_chars))
+        texts, scanned = _page_texts(stream, budget)
+        read_by_ocr = _ocr(name or str(path), scanned, ocr, budget, has_text=bool(texts))
+    pages = sorted([(number, text, False) for number, text in texts] + read_by_ocr)
     parts: list[str] = []
     spans: list[PageSpan] = []
+    anchors: list[Anchor] = []
     length = 0
-    for number, page_text in pages:
+    for number, page_text, by_ocr in pages:
         if parts:
             parts.append(PAGE_SEPARATOR)
             length += len(PAGE_SEPARATOR)
+        if by_ocr != bool(anchors and anchors[-1].name):
+            # The place template changes here; an empty one is a plain `page N` (core.types.Location).
+            anchors.append(Anchor(length, OCR_PAGE_PLACE if by_ocr else ""))
         parts.append(page_text)
         spans.append(PageSpan(start=length, end=length + len(page_text), page=number))
         length += len(page_text)
-    return Document(source=str(path), text="".join(parts), kind="pdf", pages=tuple(spans))
+    return Document(
+        source=str(path), text="".join(parts), kind="pdf", pages=tuple(spans), anchors=tuple(anchors)
+    )
+
+
+def _ocr(
+    source: str, scanned: list[tuple[int, object]], ocr: OcrOptions, budget: _TextBudget, *, has_text: bool
+) -> list[tuple[int, str, bool]]:
+    """The pages without a text layer, read by OCR. Without OCR (off or not installed) they are left
+    out, and a PDF with no text at all is skipped with the reason."""
+    if not scanned:
+        return []
+    why_not = ocr.unavailable()
+    if why_not is not None:
+        if not has_text:
+            raise UnreadableFileError(f"no extractable text (scanned PDF?): {why_not}")
+        return []
+    from raggity.ingest.readers.ocr import ocr_pages  # noqa: PLC0415 - OCR loads only for a scan
+
+    found = ocr_pages(source, scanned, options=ocr)
+    for _, text in found:
+        budget.visit(text)
+    if not found and not has_text:
+        raise UnreadableFileError(f"OCR found no text on {len(scanned)} page(s) without a text layer")
+    return [(number, text, True) for number, text in found]
 
 
 class _TextBudget:
@@ -57,8 +95,11 @@ class _TextBudget:
             raise TooMuchTextError(self.max_chars)
 
 
-def _page_texts(stream: BinaryIO, budget: _TextBudget) -> list[tuple[int, str]]:
-    """(1-based page number, stripped text) of every page with text."""
+def _page_texts(
+    stream: BinaryIO, budget: _TextBudget
+) -> tuple[list[tuple[int, str]], list[tuple[int, object]]]:
+    """(1-based page number, stripped text) of every page with text, and (number, page) of every page
+    that extracted cleanly to no text but draws an image (a scan)."""
     if not stream.read(1):
         raise UnreadableFileError("empty file")
     stream.seek(0)
@@ -77,6 +118,7 @@ def _page_texts(stream: BinaryIO, budget: _TextBudget) -> list[tuple[int, str]]:
         # RecursionError...); KeyboardInterrupt and SystemExit are not Exceptions, so they still stop.
         raise UnreadableFileError(f"corrupt PDF: {_short(exc)}") from exc
     texts: list[tuple[int, str]] = []
+    scanned: list[tuple[int, object]] = []
     first_failure: Exception | None = None
     for number, page in enumerate(pages, start=1):
         try:
@@ -89,11 +131,23 @@ def _page_texts(stream: BinaryIO, budget: _TextBudget) -> list[tuple[int, str]]:
         text = _clean(raw)
         if text:
             texts.append((number, text))
-    if not texts:
+        elif _draws_objects(page):
+            scanned.append((number, page))
+    if not texts and not scanned:
         if first_failure is not None:
             raise UnreadableFileError(f"corrupt PDF: {_short(first_failure)}") from first_failure
         raise UnreadableFileError("no extractable text (scanned PDF?)")
-    return texts
+    return texts, scanned
+
+
+def _draws_objects(page: object) -> bool:
+    """Whether a page without text draws images or forms (a scan to OCR), not a blank page."""
+    try:
+        resources = page.get("/Resources")  # type: ignore[attr-defined]
+        objects = resources.get_object().get("/XObject") if resources is not None else None
+        return bool(objects is not None and len(objects.get_object()))
+    except Exception:
+        return False  # a damaged resource dictionary: nothing OCR could find either
 
 
 def _clean(raw: str) -> str:

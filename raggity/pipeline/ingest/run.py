@@ -13,6 +13,7 @@ from raggity.core.errors import IndexStateError, RaggityError, os_reason
 from raggity.core.protocols import Embedder, Generator
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover, recheck
+from raggity.ingest.readers.ocr_options import ocr_options
 from raggity.pipeline.ingest.graph_build import (
     GraphBuildReport,
     GraphBuildSettings,
@@ -95,7 +96,10 @@ class IngestRun:
                 try:
                     sources.append(
                         file_source(
-                            path, max_chars=self._settings.max_file_chars, real=found.real_paths.get(path)
+                            path,
+                            max_chars=self._settings.max_file_chars,
+                            real=found.real_paths.get(path),
+                            ocr=ocr_options(self._settings),
                         )
                     )
                 except OSError as exc:
@@ -169,7 +173,12 @@ class IngestRun:
         for path in checked.files:
             entry = manifest.sources[str(path)]
             try:
-                source = file_source(path, max_chars=self._settings.max_file_chars, real=str(path))
+                source = file_source(
+                    path,
+                    max_chars=self._settings.max_file_chars,
+                    real=str(path),
+                    ocr=ocr_options(self._settings),
+                )
                 same = source.size == entry.size and source.digest() == entry.sha256
             except OSError as exc:
                 dropped.append(

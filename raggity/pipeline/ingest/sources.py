@@ -12,6 +12,7 @@ from pathlib import Path
 from raggity.core.types import Document, Heading, TextDocument
 from raggity.ingest.readers import read_file
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.models.hashing import sha256_file
 
 # File systems store mtimes in ticks (2 s on FAT, a scheduler tick on ext4). A later write in the tick
@@ -35,7 +36,9 @@ class SourceFile:
     read: Callable[[], Iterator[Document]]
 
 
-def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, real: str | None = None) -> SourceFile:
+def file_source(
+    path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, real: str | None = None, ocr: OcrOptions = DEFAULT_OCR
+) -> SourceFile:
     """`path` as a source. `real`: its real path as discovery checked it, which is then what is read
     (the source keeps the name `path`), and never through a link: a file replaced by a link after
     discovery is refused instead of followed out of the folder."""
@@ -44,7 +47,7 @@ def file_source(path: Path, *, max_chars: int = DEFAULT_MAX_CHARS, real: str | N
     mtime_ns = stat.st_mtime_ns if stat.st_mtime_ns < time.time_ns() - RACY_NS else 0
 
     def read() -> Iterator[Document]:
-        return read_file(opened, max_chars=max_chars, name=path)
+        return read_file(opened, max_chars=max_chars, name=path, ocr=ocr)
 
     def digest() -> str:
         return sha256_file(opened, follow_symlinks=real is None)
