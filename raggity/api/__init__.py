@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from raggity.api.shapes import answer_json, candidate_json, citation_json, passage_json, trace_json
     from raggity.config.loader import load_config
     from raggity.config.schema import Config
+    from raggity.core.activity import Activity, listening
     from raggity.core.errors import (
         ConfigError,
         ContextOverflowError,
@@ -52,6 +53,9 @@ _EXPORTS = {
     "TextDocument": "raggity.core.types",
     "load_config": "raggity.config.loader",
     "Config": "raggity.config.schema",
+    # What a slow reader is doing now (OCR on page 4 of a scan): the ingest bar listens.
+    "Activity": "raggity.core.activity",
+    "listening": "raggity.core.activity",
     "RaggityError": "raggity.core.errors",
     "ContextOverflowError": "raggity.core.errors",
     "ConfigError": "raggity.core.errors",
@@ -82,6 +86,7 @@ _EXPORTS = {
 __all__ = [
     "DEFAULT_PER_GROUP",
     "DEFAULT_SEED",
+    "Activity",
     "Answer",
     "AnswerRecord",
     "Candidate",
@@ -114,6 +119,7 @@ __all__ = [
     "citation_json",
     "hidden",
     "json_escaped",
+    "listening",
     "load_config",
     "passage_json",
     "storage_error",

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Column
 from rich.text import Text
 
-from raggity.api import IngestPace, Skipped
+from raggity.api import IngestPace, Skipped, listening
 from raggity.cli.lazy_bar import LazyBar
+from raggity.cli.visible import visible
 
 if TYPE_CHECKING:
-    from raggity.api import GraphBuildStatus
+    from types import TracebackType
+
+    from raggity.api import Activity, GraphBuildStatus
 
 
 # An ingest expected to run longer than this is announced once, with its estimate, above the bar.
@@ -31,6 +36,8 @@ ANNOUNCE_AFTER_READ = 0.2
 # The bar takes the width the text leaves, no more than this: with five-digit chunk counts and
 # four-digit file counts, the whole line fits an 80-column terminal.
 BAR_WIDTH = 30
+# A file named on the bar while a slow reader (OCR) works on it is cut to this many characters.
+NAME_WIDTH = 32
 
 
 def _whole() -> Column:
@@ -74,6 +81,31 @@ class RichIngestProgress(LazyBar):
         self._started = clock()
         self._announced = False
         self.skipped: list[Skipped] = []
+        self._listening = ExitStack()
+
+    def __enter__(self) -> Self:
+        # Slow readers (OCR) say which file and page they are on while this bar is shown.
+        self._listening.enter_context(listening(self.heard))
+        return super().__enter__()
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._listening.close()
+        super().__exit__(t, e, tb)
+
+    def heard(self, activity: Activity) -> None:
+        """The bar names the file and what is done to it ("ingest scan.pdf: OCR page 4 (1/12)"); a part
+        that could not be read is printed above the bar as one line, naming the file and the page.
+        Names are data: control characters shown as escapes, and no rich markup."""
+        name = visible(activity.source.rsplit("/", 1)[-1])
+        name = name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+        if activity.problem:
+            self._progress.console.print(
+                Text(f"{visible(activity.source)}: {visible(activity.problem)}", style="yellow")
+            )
+            return
+        self._progress.update(self._task, description=f"ingest {escape(name)}: {escape(activity.doing)}")
 
     def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         self._progress.start()
@@ -82,6 +114,7 @@ class RichIngestProgress(LazyBar):
         self._show()
 
     def read(self, kind: str, size: int, chunks: int) -> None:
+        self._progress.update(self._task, description="ingest")
         self._pace = self._pace.with_read(kind, size, chunks)
         self._show()
         self._announce_if_long()
