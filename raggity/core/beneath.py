@@ -8,7 +8,9 @@ before it (openat) with O_NOFOLLOW | O_DIRECTORY: a link at any component fails 
 LinkOnPathError instead of being followed, so the file opened is the one at that very path.
 
 A real path holds no link by construction, which makes "no link anywhere" the exact check: nothing a
-walk accepted can be refused here unless the tree changed in between.
+walk accepted can be refused here unless the tree changed in between. So the walk starts at "/"
+rather than at a descriptor of the ingested root: the folders it passes are those discovery checked,
+the root's own included, and a root swapped for a link after discovery is refused like any folder.
 """
 
 from __future__ import annotations
