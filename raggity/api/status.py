@@ -22,6 +22,7 @@ from raggity.models.registry import (
 from raggity.store.health import require_healthy
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Manifest, parse_manifest
+from raggity.store.ocr_pages import ocr_page_count
 from raggity.store.rebuild_state import rebuild_notice
 
 
@@ -51,6 +52,8 @@ class IndexStatus:
     # The Lance table version CURRENT names, for an index on object storage (disk_bytes is then -1:
     # its size is not measured).
     version: int | None = None
+    # Pages (an image counts one) whose text came from OCR; counted for an index folder only.
+    ocr_pages: int = 0
 
 
 def folder_size(folder: Path, *, stat: Callable[[Path], os.stat_result] = os.lstat) -> int:
@@ -93,6 +96,7 @@ def index_status(config: Config) -> IndexStatus:
         last_ingest=manifest.last_ingest,
         embedder=manifest.fingerprint.embedder if manifest.fingerprint else "",
         notice=rebuild_notice(layout),
+        ocr_pages=ocr_page_count(layout.table, manifest) if layout.exists() else 0,
     )
 
 

@@ -369,6 +369,8 @@ def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
     if st.version is not None:
         size += f", version {st.version}"
     out.print(f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {size}\nlast ingest: {last}")
+    if st.ocr_pages:
+        out.print(f"ocr pages:   {st.ocr_pages} (text read by OCR from scans and images)")
     if st.notice:
         out.print(Text.assemble(("note:", "yellow"), plain(f"        {st.notice}")))
     for m in models:
