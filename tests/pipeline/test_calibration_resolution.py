@@ -7,6 +7,8 @@ import hashlib
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from raggity.api.calibrate import calibrate_model
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, GenerationConfig, IndexConfig, RetrievalConfig
@@ -29,6 +31,13 @@ from raggity.testing import HashEmbedder, ScriptedGenerator
 from tests.support import must_not_generate
 
 DEFAULT = GenerationConfig.model
+
+
+@pytest.fixture(autouse=True)
+def _own_models_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calibrations are stored under the models folder, which the test session shares: one written
+    here must not change the thresholds other tests answer with."""
+    monkeypatch.setenv("RAGGITY_MODELS_DIR", str(tmp_path / "models"))
 
 
 def stored(
