@@ -14,15 +14,24 @@ nothing) and that no attempt was recorded:
     assert record.attempts == [], record.attempts
 
 The hook sees what passes through Python's socket module (which is where Ray's address probe,
-urllib, http.client, asyncio and the MCP SDK all go); native code that opens its own sockets is not
-seen by it.
+urllib, http.client, asyncio and the MCP SDK all go). Native code that opens its own sockets (a C++
+library's telemetry thread, libc's resolver) is seen by strace where it is installed and may trace:
+`traced(command, trace)` runs the command under it, and `native_attempts(trace)` lists each connect,
+send or bind to an address beyond loopback, and each DNS query (port 53, even to a local stub
+resolver, which would forward it). Where strace cannot run, `traced` returns the command as it is
+and `native_attempts` finds nothing: the hook's check still holds.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +66,46 @@ def audit(log: Path) -> Audit:
     records = [json.loads(line) for line in lines]
     processes = tuple(tuple(r["argv"]) for r in records if r["event"] == "started")
     return Audit(processes, tuple(r for r in records if r["event"] != "started"))
+
+
+_SYSCALLS = "connect,sendto,sendmsg,sendmmsg,bind"
+# An IPv4 or IPv6 socket address as strace prints it: the port, then the address.
+_ADDRESS = re.compile(
+    r'sin6?_port=htons\((\d+)\).*?(?:inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)")'
+)
+
+
+@cache
+def tracer() -> tuple[str, ...] | None:
+    """The strace command line that works here (with its seccomp filter when it has one), or None
+    where strace is missing or may not trace (a container without ptrace)."""
+    found = shutil.which("strace")
+    if found is None:
+        return None
+    for extra in (("--seccomp-bpf",), ()):
+        command = (found, "-f", "-qq", *extra, "-e", f"trace={_SYSCALLS}")
+        probe = subprocess.run([*command, "-o", os.devnull, "true"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return command
+    return None
+
+
+def traced(command: list[str], trace: Path) -> list[str]:
+    """`command` under strace writing to `trace`, where strace can run; else `command` as it is."""
+    prefix = tracer()
+    return command if prefix is None else [*prefix, "-o", str(trace), *command]
+
+
+def native_attempts(trace: Path) -> list[str]:
+    """The traced system calls that reach beyond loopback or ask DNS, as strace printed them."""
+    if not trace.exists():
+        return []
+    found = []
+    for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
+        for port, v4, v6 in _ADDRESS.findall(line):
+            address = ipaddress.ip_address(v4 or v6)
+            mapped = getattr(address, "ipv4_mapped", None)
+            if port == "53" or not (mapped or address).is_loopback:
+                found.append(line)
+                break
+    return found

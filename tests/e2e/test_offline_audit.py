@@ -1,5 +1,6 @@
 """The commands that say they work offline (ingest, ask, chat, mcp) reach no host beyond 127.0.0.1:
-each runs as the real `rag` script under the socket audit hook of tests/offline_audit.py."""
+each runs as the real `rag` script under the socket audit hook of tests/offline_audit.py, and under
+strace where it can trace, for what native code does outside Python's socket module."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.isolation import isolated_state
-from tests.offline_audit import audit, offline_env
+from tests.offline_audit import audit, native_attempts, offline_env, traced, tracer
 from tests.support import RAG, write_config, write_corpus
 
 QUESTION = "How long does the bulk rise of a sourdough take?"
@@ -23,8 +24,9 @@ OFF_TOPIC = "What is the capital of Mongolia?"
 
 
 def _run(args: list[str], cwd: Path, log: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`args` under the audit hook (log: `log`) and, where strace runs, under it (`log` + ".strace")."""
     return subprocess.run(
-        args,
+        traced(args, _trace(log)),
         cwd=cwd,
         env=offline_env(log),
         input=stdin,
@@ -33,6 +35,18 @@ def _run(args: list[str], cwd: Path, log: Path, stdin: str | None = None) -> sub
         timeout=300,
         check=False,
     )
+
+
+def _trace(log: Path) -> Path:
+    return log.with_suffix(".strace")
+
+
+def _assert_offline(log: Path, *command: str) -> None:
+    record = audit(log)
+    assert record.started(str(RAG), *command), record.processes
+    assert record.attempts == ()
+    assert _trace(log).exists() == (tracer() is not None)  # traced wherever strace runs
+    assert native_attempts(_trace(log)) == []
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +94,7 @@ def test_the_audit_sees_and_refuses_an_outside_connection_and_a_lookup_and_lets_
 
 def test_ingest_reaches_no_host(project: tuple[Path, Path]) -> None:
     _, log = project
-    record = audit(log)
-    assert record.started(str(RAG), "ingest")
-    assert record.attempts == ()
+    _assert_offline(log, "ingest")
 
 
 def test_ask_reaches_no_host(project: tuple[Path, Path]) -> None:
@@ -90,9 +102,7 @@ def test_ask_reaches_no_host(project: tuple[Path, Path]) -> None:
     log = root / "ask.jsonl"
     result = _run([str(RAG), "ask", QUESTION], root, log)
     assert result.returncode == 0, result.stderr
-    record = audit(log)
-    assert record.started(str(RAG), "ask")
-    assert record.attempts == ()
+    _assert_offline(log, "ask")
 
 
 def test_chat_reaches_no_host(project: tuple[Path, Path]) -> None:
@@ -101,9 +111,7 @@ def test_chat_reaches_no_host(project: tuple[Path, Path]) -> None:
     result = _run([str(RAG), "chat", "--json"], root, log, stdin=f"{OFF_TOPIC}\n{OFF_TOPIC}\n")
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 2
-    record = audit(log)
-    assert record.started(str(RAG), "chat")
-    assert record.attempts == ()
+    _assert_offline(log, "chat")
 
 
 def _request(request_id: int, method: str, params: dict[str, Any]) -> str:
@@ -125,7 +133,7 @@ def test_mcp_reaches_no_host(project: tuple[Path, Path]) -> None:
         (4, "status", {}),
     ]
     proc = subprocess.Popen(
-        [str(RAG), "mcp"], cwd=root, env=offline_env(log), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        traced([str(RAG), "mcp"], _trace(log)), cwd=root, env=offline_env(log), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -145,6 +153,28 @@ def test_mcp_reaches_no_host(project: tuple[Path, Path]) -> None:
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
-    record = audit(log)
-    assert record.started(str(RAG), "mcp")
-    assert record.attempts == ()
+    _assert_offline(log, "mcp")
+
+
+def test_strace_sees_a_native_connection_and_a_dns_query_and_lets_loopback_through(tmp_path: Path) -> None:
+    """Native code bypasses the hook: bash opens /dev/tcp itself. TEST-NET-1 (192.0.2.1, RFC 5737)
+    is never a real host."""
+    trace = tmp_path / "native.strace"
+    script = "exec 3<>/dev/tcp/127.0.0.1/9; exec 3<>/dev/tcp/192.0.2.1/9"
+    subprocess.run(traced(["timeout", "5", "bash", "-c", script], trace), capture_output=True, check=False)
+    if tracer() is None:  # no strace here: the command ran as it was, and nothing is claimed of it
+        assert native_attempts(trace) == []
+        return
+    [line] = native_attempts(trace)
+    assert '"192.0.2.1"' in line
+    assert "htons(9)" in line
+    stub = tmp_path / "stub.strace"
+    stub.write_text(
+        '7 sendto(5, "x", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("127.0.0.53")}, 16) = 1\n'
+        '7 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", '
+        "&sin6_addr), sin6_scope_id=0}, 28) = 0\n",
+        encoding="utf-8",
+    )
+    assert [line.split()[1].split("(")[0] for line in native_attempts(stub)] == [
+        "sendto"
+    ]  # DNS, even to a stub
