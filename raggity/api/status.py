@@ -84,6 +84,9 @@ def index_status(config: Config) -> IndexStatus:
         return remote_index_status(config)
     layout = IndexLayout(config.index_dir)
     layout.refuse_a_file()
+    # A link or a FIFO among its entries first: a FIFO manifest is no file (`exists` says no), and
+    # reading it for the size or a notice would block for ever.
+    layout.check_entries()
     # No index yet is a status, not an error; a damaged one is the error every command gives.
     manifest = require_healthy(layout) if layout.exists() else Manifest()
     return IndexStatus(

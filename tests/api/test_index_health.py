@@ -44,12 +44,19 @@ def _no_tantivy(index: Path) -> None:
     (index / "tantivy").mkdir()
 
 
+def _fifo_manifest(index: Path) -> None:
+    (index / "manifest.json").unlink()
+    os.mkfifo(index / "manifest.json")
+
+
 DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
     "emptied lancedb": (
         _empty_lancedb,
         "the manifest lists chunks, but its chunk table (lancedb/) is missing",
     ),
     "linked lancedb": (_linked_lancedb, "lancedb: is a symbolic link, inside the index folder"),
+    # Before: `rag status` read the FIFO and never returned.
+    "fifo manifest": (_fifo_manifest, "manifest.json: is not a regular file, inside the index folder"),
     "emptied tantivy": (
         _no_tantivy,
         "the manifest lists chunks, but its keyword index (tantivy/) is missing",
