@@ -152,3 +152,19 @@ def test_hostile_images_are_skipped_with_one_line(tmp_path: Path) -> None:
     assert reason(truncated).startswith("corrupt image: ")
     (tmp_path / "fake.tiff").write_bytes(b"not an image at all")
     assert reason(tmp_path / "fake.tiff") == "not an image Pillow can read"
+
+
+def test_a_multi_page_tiff_is_read_page_by_page_up_to_the_cap(tmp_path: Path) -> None:
+    blank = Image.new("RGB", (300, 100), "white")
+    path = tmp_path / "fax.tiff"
+    blank.save(path, save_all=True, append_images=[blank, blank])
+    heard: list[Activity] = []
+    with listening(heard.append), pytest.raises(UnreadableFileError) as caught:
+        list(read_file(path, ocr=OcrOptions(max_pages=2)))
+    assert str(caught.value) == "OCR found no text in the image"
+    assert [a.doing for a in heard if not a.problem] == ["OCR page 1/2", "OCR page 2/2"]
+    assert [a.problem for a in heard if a.problem] == [
+        "page 1: OCR found no text",
+        "page 2: OCR found no text",
+        "page 3 not read by OCR ([ingest] ocr_max_pages)",
+    ]

@@ -12,7 +12,7 @@ silently empty; so is a page past `[ingest] ocr_max_pages`.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,19 +47,23 @@ def read_image(data: bytes, source: str, *, options: OcrOptions, max_chars: int)
     if why_not is not None:
         raise UnreadableFileError(f"image: {why_not}")
     recognise = recogniser()
-    frames = list(_frames(data, options.max_pages))
-    several = len(frames) > 1 or _more_frames(data, options.max_pages)
+    image = _open(data)
+    count = _frame_count(image)
+    todo = min(count, options.max_pages)
+    several = count > 1
     texts: list[tuple[int, str]] = []
-    for number, frame in enumerate(frames, start=1):
-        where = f"OCR page {number}/{len(frames)}" if several else "OCR"
+    for number in range(1, todo + 1):
+        where = f"OCR page {number}/{todo}" if several else "OCR"
         report(Activity(source, where))
-        text = "\n".join(recognise(frame)).strip()
+        # One frame decoded at a time: a TIFF's pages are never all in memory at once.
+        text = "\n".join(recognise(_decoded(image, number - 1))).strip()
         if text:
             texts.append((number, text))
         elif several:
             report(Activity(source, where, f"page {number}: OCR found no text"))
-    if several and _more_frames(data, options.max_pages):
-        report(Activity(source, "OCR", f"pages after {options.max_pages} not read ([ingest] ocr_max_pages)"))
+    if count > todo:
+        unread = f"page {count}" if count == todo + 1 else f"pages {todo + 1}-{count}"
+        report(Activity(source, "OCR", f"{unread} not read by OCR ([ingest] ocr_max_pages)"))
     if not texts:
         raise UnreadableFileError("OCR found no text in the image")
     return _document(source, texts, PAGE_PLACE if several else IMAGE_PLACE, max_chars)
@@ -143,20 +147,19 @@ def _open(data: bytes) -> Image:
         raise UnreadableFileError("not an image Pillow can read") from exc
     except Image.DecompressionBombError as exc:
         raise UnreadableFileError(f"image too large to OCR (more than {MAX_PIXELS:,} pixels)") from exc
-    except (OSError, ValueError, SyntaxError) as exc:
+    except Exception as exc:
+        # Pillow raises OSError, ValueError, SyntaxError, TypeError ("Missing dimensions" for a
+        # damaged TIFF: found by tests/fuzz/test_image_fuzz.py) and others for a damaged header.
         raise UnreadableFileError(f"corrupt image: {_short(exc)}") from exc
     return image
 
 
-def _frames(data: bytes, max_pages: int) -> Iterator[Image]:
-    """Each frame (a TIFF's pages) decoded as RGB, up to `max_pages`; sizes are checked from the header."""
-    image = _open(data)
-    for number in range(min(getattr(image, "n_frames", 1), max_pages)):
-        yield _decoded(image, number)
-
-
-def _more_frames(data: bytes, max_pages: int) -> bool:
-    return int(getattr(_open(data), "n_frames", 1)) > max_pages
+def _frame_count(image: Image) -> int:
+    """How many frames (TIFF pages) `image` has; counting them reads every header, which may be damaged."""
+    try:
+        return int(getattr(image, "n_frames", 1))
+    except Exception as exc:
+        raise UnreadableFileError(f"corrupt image: {_short(exc)}") from exc
 
 
 def _decoded(image: Image, frame: int) -> Image:
