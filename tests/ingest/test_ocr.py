@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 from pypdf import PdfReader, PdfWriter
+from pypdf.generic import NameObject, NumberObject
 
 from raggity.core.activity import Activity, listening
 from raggity.core.types import Chunk, Document
@@ -167,4 +168,23 @@ def test_a_multi_page_tiff_is_read_page_by_page_up_to_the_cap(tmp_path: Path) ->
         "page 1: OCR found no text",
         "page 2: OCR found no text",
         "page 3 not read by OCR ([ingest] ocr_max_pages)",
+    ]
+
+
+def test_a_scanned_page_whose_image_claims_too_many_pixels_is_reported_not_decoded(tmp_path: Path) -> None:
+    scan = io.BytesIO()
+    page(LINES).save(scan, format="PDF")
+    writer = PdfWriter(clone_from=PdfReader(scan))
+    for ref in writer.pages[0]["/Resources"]["/XObject"].values():
+        image = ref.get_object()
+        image[NameObject("/Width")] = NumberObject(100_000)
+        image[NameObject("/Height")] = NumberObject(100_000)
+    path = tmp_path / "bomb.pdf"
+    with path.open("wb") as out:
+        writer.write(out)
+    heard: list[Activity] = []
+    with listening(heard.append), pytest.raises(UnreadableFileError):
+        list(read_file(path))
+    assert [a.problem for a in heard if a.problem] == [
+        "page 1: image too large to OCR (100000x100000 pixels; at most 50,000,000)"
     ]
