@@ -136,7 +136,7 @@ def test_a_file_replaced_by_a_link_after_discovery_is_not_followed(tmp_path: Pat
     the old name."""
     from raggity.api.session import Raggity  # noqa: PLC0415 - imported with the state isolated
     from raggity.config.loader import load_config  # noqa: PLC0415 - imported with the state isolated
-    from raggity.pipeline.ingest.sync import SilentProgress  # noqa: PLC0415 - imported with the state isolated
+    from raggity.pipeline.ingest.report import SilentProgress  # noqa: PLC0415 - imported with the state isolated
 
     repo = _repo(tmp_path)
     secret = tmp_path / "secret.md"
@@ -163,7 +163,7 @@ def test_a_file_replaced_by_a_fifo_after_discovery_is_skipped_not_waited_on(tmp_
     """Before, hashing opened the FIFO blocking: the ingest hung for good, holding the lock."""
     from raggity.api.session import Raggity  # noqa: PLC0415 - imported with the state isolated
     from raggity.config.loader import load_config  # noqa: PLC0415 - imported with the state isolated
-    from raggity.pipeline.ingest.sync import SilentProgress  # noqa: PLC0415 - imported with the state isolated
+    from raggity.pipeline.ingest.report import SilentProgress  # noqa: PLC0415 - imported with the state isolated
 
     repo = _repo(tmp_path)
     victim = repo / "docs" / "swapped.md"
