@@ -75,7 +75,8 @@ def fit(
 ) -> Fit:
     """The (cosine floor, coverage floor, refusal ceiling) that declines the most questions of every
     group but "answerable" (mean of their rates) while declining at most `budget` of the answerable
-    ones in all (or no more than the lowest cosine floor on offer already does, if that is more).
+    ones in all (or no more than the most lenient pair on offer already does, if that is more: the
+    lowest cosine floor, with the lowest coverage floor and no ceiling).
     Ties go to the more lenient: the lower cosine floor, then the lower coverage floor, then the
     higher ceiling. `coverage_floors`: one value fits the ceiling alone (a corpus's calibration
     keeps the model's coverage floor)."""
@@ -87,7 +88,8 @@ def fit(
         {s.refusal_probability for rows in groups.values() for s in rows if s.refusal_probability is not None}
     )
     ceilings = [1.0, *(p for p in probabilities if p >= LOWEST_CEILING)]
-    allowed = max(budget, rate(answerable, min(cosine_floors), 0.0, 1.0))
+    # What the most lenient pair on offer declines anyway (a cosine floor, a fixed coverage floor).
+    allowed = max(budget, rate(answerable, min(cosine_floors), min(coverage_floors), 1.0))
     best: tuple[tuple[float, float, float, float], float, float, float] | None = None
     for floor in cosine_floors:
         for coverage_floor in coverage_floors:
@@ -98,8 +100,7 @@ def fit(
                 key = (score, -floor, -coverage_floor, ceiling)
                 if best is None or key > best[0]:
                     best = (key, floor, coverage_floor, ceiling)
-    if best is None:  # only when the lowest coverage floor on offer declines too many
-        raise ValueError("no thresholds keep the answerable questions within the budget")
+    assert best is not None  # the most lenient pair on offer is always within `allowed`
     _, floor, coverage_floor, ceiling = best
     rates = {name: round(rate(rows, floor, coverage_floor, ceiling), 4) for name, rows in groups.items()}
     return Fit(floor, coverage_floor, ceiling, rates)

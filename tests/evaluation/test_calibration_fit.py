@@ -80,3 +80,15 @@ def test_the_shipped_set_is_balanced_and_never_asked_by_the_answer_benchmark() -
     # The first N of each group, still round robin: an interrupted or limited run is balanced.
     limited = shipped.limited(3)
     assert [q.group for q in limited] == list(GROUPS) * 3
+
+
+def test_a_fixed_coverage_floor_that_declines_answerable_questions_still_fits_a_ceiling() -> None:
+    # The model's coverage floor (0.4) declines 2 of 10 answerable questions whatever the ceiling:
+    # the budget is then what it declines, and the ceiling declines no answerable question more.
+    answerable = [*judged(*([0.2] * 8), coverage=0.9), *judged(0.6, 0.6, coverage=0.1)]
+    unrelated = judged(0.5, 0.9, coverage=0.9)
+    fitted = fit({"answerable": answerable, "out_of_corpus": unrelated}, [0.25], coverage_floors=(0.4,))
+
+    assert fitted.min_coverage == 0.4
+    assert fitted.max_refusal_probability == 0.2
+    assert fitted.declined == {"answerable": 0.2, "out_of_corpus": 1.0}
