@@ -12,7 +12,6 @@ from pathlib import Path
 
 from raggity.core.errors import ModelError
 from raggity.models.packaged import PackagedFile
-from raggity.models.registry import hash_cache
 
 OCR_PIP = "rapidocr==3.10.0"
 OCR_INSTALL = "pip install 'raggity[ocr]'"
@@ -49,6 +48,9 @@ def ocr_installed() -> bool:
 
 def ocr_models() -> OcrModels:
     """The verified model paths; ModelError when the extra is missing or a file was altered."""
+    # The registry (and its Ollama lookup) loads only when OCR runs: every ingest imports this module.
+    from raggity.models.registry import hash_cache  # noqa: PLC0415
+
     paths: list[Path] = []
     for file, expected in _PINNED:
         path = file.locate()
