@@ -16,6 +16,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, NumberObject
 
 from raggity.core.activity import Activity, listening
+from raggity.core.places import place_range
 from raggity.core.types import Chunk, Document
 from raggity.ingest.chunker import ChunkingSettings, chunk_document
 from raggity.ingest.readers import OcrOptions, UnreadableFileError, read_file
@@ -188,3 +189,11 @@ def test_a_scanned_page_whose_image_claims_too_many_pixels_is_reported_not_decod
     assert [a.problem for a in heard if a.problem] == [
         "page 1: image too large to OCR (100000x100000 pixels; at most 50,000,000)"
     ]
+
+
+def test_ocr_places_are_read_back_by_rag_show() -> None:
+    # `rag show` takes a printed citation back through the same template (core/places.py).
+    assert place_range("page{s} {n} (OCR)", "page 4 (OCR)") == (4, 4)
+    assert place_range("page{s} {n} (OCR)", "pages 2-3 (OCR)") == (2, 3)
+    assert place_range("page{s} {n} (OCR)", "page 4") is None
+    assert place_range("image (OCR)", "image (OCR)") is not None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from raggity.core.activity import Activity, report
 from raggity.core.types import Anchor, Document, PageSpan
+from raggity.inference.onnx_session import available_providers
 from raggity.ingest.readers.errors import TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.ocr_options import OcrOptions
 from raggity.models.ocr_models import ocr_models
@@ -101,6 +102,9 @@ def ocr_pages(source: str, pages: Sequence[tuple[int, Any]], *, options: OcrOpti
 @cache
 def recogniser() -> TextRecogniser:
     """RapidOCR over the verified packaged models, made once per process (its sessions take a while)."""
+    # onnxruntime is imported by raggity first, with its telemetry thread off (inference/onnx_session.py);
+    # rapidocr then finds it loaded.
+    available_providers()
     from rapidocr import RapidOCR  # noqa: PLC0415 - OpenCV and the models load only when OCR runs
 
     models = ocr_models()
