@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from raggity.inference.llama_runtime import load_native_first
 
-# `rag search` is not here: it never loads the generator. `rag doctor` loads it in a child process.
-GENERATING_COMMANDS = frozenset({"ask", "chat", "mcp", "eval", "calibrate", "graph-build"})
-
 
 def prepare_to_generate() -> bool:
     """Opens llama.cpp's native library now; False when numpy was imported first (too late) or

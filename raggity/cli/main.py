@@ -53,6 +53,10 @@ PathOption = Annotated[
 ]
 
 
+# The commands that may load the generator (`rag search` never does; `rag doctor` loads it in a child).
+GENERATING_COMMANDS = frozenset({"ask", "chat", "mcp", "eval", "calibrate", "graph-build"})
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -67,9 +71,9 @@ def main(
 ) -> None:
     ctx.obj = {"debug": debug}
     set_global_config(config)
-    from raggity.api.generation_process import GENERATING_COMMANDS, prepare_to_generate  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
     if ctx.invoked_subcommand in GENERATING_COMMANDS:
+        from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
+
         prepare_to_generate()  # llama.cpp's library before numpy's: a CUDA build needs that order
 
 
