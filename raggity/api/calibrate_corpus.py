@@ -5,7 +5,13 @@ answer. Here the answerable questions are written by the model from the index's 
 sample), and a question is kept only when the chunk it came from is among those retrieved for it and
 holds the answer it gave (most of its words, see holds_answer): a question retrieval cannot find, or
 one whose answer the chunk does not say, is no answerable question of this index. The questions to
-decline are the shipped set's unrelated ones (about Wikipedia articles no index here holds). The
+decline are of two kinds: each kept question asked again with its own file's chunks taken out of the
+sources ("answer_removed": on-topic sources that do not hold the answer, as SQuAD's unanswerable
+questions are in the model's calibration), and the shipped set's unrelated ones (about Wikipedia
+articles no index here holds). The first kind is what holds the ceiling down: on documentation the
+unrelated questions all fall to the cosine and coverage floors before the model is asked, and a fit
+on them alone chose a ceiling of 1.0, which switches the model's judgement off. A question whose
+answer another file also holds is declined at no cost to the fit, so that kind errs strict. The
 model's coverage floor is kept, and the ceiling fitted by the same principle
 (evaluation/calibration.py); the result is stored with the index and used by every door that answers
 from it.
@@ -52,6 +58,8 @@ from raggity.pipeline.models import Models
 from raggity.store.layout import IndexLayout
 
 CORPUS_PER_GROUP = 40
+# The group of kept questions asked without their own file's chunks.
+ANSWER_REMOVED = "answer_removed"
 # Fewer kept questions than this fit nothing worth storing.
 MIN_ANSWERABLE = 10
 # Chunks tried per question wanted: some give no question, or one retrieval does not find.
@@ -67,6 +75,15 @@ QUESTION_SCHEMA: dict[str, object] = {
     "required": ["question", "answer"],
 }
 _SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class KeptQuestion:
+    """A written question that counts as answerable: its chunk, the question, and its signals."""
+
+    chunk: Chunk
+    question: str
+    signal: Signal
 
 
 @dataclass(frozen=True)
@@ -145,8 +162,12 @@ def calibrate_corpus(
     kind = f"corpus-{hashlib.sha256(str(layout.root.resolve()).encode()).hexdigest()[:16]}"
     log = SignalLog(signal_log(sha, f"{kind}.{settings_key(config, session.models.embedder_identity)}"))
     written = SignalLog(signal_log(sha, f"{kind}.written"), key="chunk_id")
-    logged = len(log.rows)
-    answerable = _answerable(session, wanted, log, written, progress)
+    removed_log = SignalLog(
+        signal_log(sha, f"{kind}.removed.{settings_key(config, session.models.embedder_identity)}")
+    )
+    logged = len(log.rows) + len(removed_log.rows)
+    kept = _answerable(session, wanted, log, written, progress)
+    answerable = [item.signal for item in kept]
     if len(answerable) < MIN_ANSWERABLE:
         raise RaggityError(
             f"only {len(answerable)} questions written from this index were found by retrieval in its "
@@ -156,6 +177,7 @@ def calibrate_corpus(
     unrelated = [("out_of_corpus", q.question) for q in load_calibration_set().of_group("out_of_corpus")]
     groups, _ = collect(session, unrelated[:wanted], log, progress)
     groups[ANSWERABLE] = answerable
+    groups[ANSWER_REMOVED] = _answer_removed(session, kept, removed_log, progress)
     model_pair = resolve_thresholds(config, corpus=False).thresholds
     floor = config.retrieval.sufficiency_floor
     fitted = fit(groups, [floor], coverage_floors=(model_pair.min_coverage,))
@@ -173,12 +195,31 @@ def calibrate_corpus(
         seconds=round(time.perf_counter() - started, 1),
     )
     stored = write_corpus_calibration(layout.calibration, calibration)
-    return CalibrationRun(calibration, stored, len(log.rows) - logged)
+    return CalibrationRun(calibration, stored, len(log.rows) + len(removed_log.rows) - logged)
+
+
+def _answer_removed(
+    session: Raggity, kept: list[KeptQuestion], log: SignalLog, progress: CalibrationProgress
+) -> list[Signal]:
+    """The signals of each kept question judged without its own file's chunks among the sources."""
+    asking: Raggity | None = None
+    removed: list[Signal] = []
+    progress(0, len(kept))
+    with log.appending() as handle:
+        for done, item in enumerate(kept, start=1):
+            row = log.rows.get(item.question)
+            if row is None:
+                asking = asking or signals_session(session)
+                row = signal_row(asking, item.question, without_source=item.chunk.source)
+                log.add(handle, row)
+            removed.append(Signal.from_row(row))
+            progress(done, len(kept))
+    return removed
 
 
 def _answerable(
     session: Raggity, wanted: int, log: SignalLog, written: SignalLog, progress: CalibrationProgress
-) -> list[Signal]:
+) -> list[KeptQuestion]:
     """Signals of up to `wanted` questions written from a fixed sample of the index's chunks, each
     kept only when retrieval finds its chunk and the chunk holds its answer."""
     snapshot = session.searcher.snapshot
@@ -186,7 +227,7 @@ def _answerable(
     ids = sorted(snapshot.live)
     sample = random.Random(SEED).sample(ids, min(len(ids), wanted * TRIES_PER_QUESTION))
     asking: Raggity | None = None
-    kept: list[Signal] = []
+    kept: list[KeptQuestion] = []
     progress(0, len(sample))
     with log.appending() as signals, written.appending() as writes:
         for done, chunk_id in enumerate(sample, start=1):
@@ -195,14 +236,14 @@ def _answerable(
             chunk = snapshot.table.fetch([chunk_id]).get(chunk_id)
             if chunk is not None:
                 asking = asking or signals_session(session)
-                signal = _kept_signal(session, asking, chunk.chunk, log, signals, written, writes)
-                if signal is not None:
-                    kept.append(signal)
+                question = _kept_question(session, asking, chunk.chunk, log, signals, written, writes)
+                if question is not None:
+                    kept.append(question)
             progress(done, len(sample))
     return kept
 
 
-def _kept_signal(
+def _kept_question(
     session: Raggity,
     asking: Raggity,
     chunk: Chunk,
@@ -210,7 +251,7 @@ def _kept_signal(
     signals: TextIO,
     written: SignalLog,
     writes: TextIO,
-) -> Signal | None:
+) -> KeptQuestion | None:
     row = written.rows.get(chunk.id)
     if row is None:
         question = write_question(session.models.generator, chunk)
@@ -222,11 +263,14 @@ def _kept_signal(
         written.add(writes, row)
     if not row.get("question") or not holds_answer(chunk, str(row.get("answer") or "")):
         return None
-    signals_row = log.rows.get(str(row["question"]))
+    asked = str(row["question"])
+    signals_row = log.rows.get(asked)
     if signals_row is None:
-        signals_row = signal_row(asking, str(row["question"]))
+        signals_row = signal_row(asking, asked)
         log.add(signals, signals_row)
-    return Signal.from_row(signals_row) if found_by_retrieval(chunk, signals_row) else None
+    if not found_by_retrieval(chunk, signals_row):
+        return None
+    return KeptQuestion(chunk, asked, Signal.from_row(signals_row))
 
 
 def found_by_retrieval(chunk: Chunk, signals_row: Mapping[str, Any]) -> bool:

@@ -52,10 +52,14 @@ def signals_session(session: Raggity) -> Raggity:
     return session.with_generator(SignalsOnly(session.models.generator))
 
 
-def signal_row(session: Raggity, question: str) -> dict[str, Any]:
-    """The signals of one question, as a row of a signal log (`session`: see signals_session)."""
+def signal_row(session: Raggity, question: str, *, without_source: str | None = None) -> dict[str, Any]:
+    """The signals of one question, as a row of a signal log (`session`: see signals_session).
+    `without_source`: that file's chunks are taken out of the candidates, so the question is judged
+    on sources that do not hold its answer (a corpus calibration's questions to decline)."""
     trace = TraceRecorder()
     candidates = session.searcher.retrieve(question, trace)
+    if without_source is not None:
+        candidates = [c for c in candidates if c.chunk.source != without_source]
     settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
     answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
     detail = {t.stage: t.detail for t in answer.trace}

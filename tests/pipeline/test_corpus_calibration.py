@@ -71,8 +71,14 @@ def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_store
     unrelated = {q.question for q in load_calibration_set().of_group("out_of_corpus")}
 
     def judge(messages: Messages, text: str) -> float:
-        question = messages[-1]["content"].split("Question: ", 1)[1].split("\n", 1)[0].strip()
-        refuse = question in unrelated
+        """Refuses what the sources do not answer: an unrelated question, or a tool's question
+        whose own file's sentence is not among the sources."""
+        prompt = messages[-1]["content"]
+        question = prompt.split("Question: ", 1)[1].split("\n", 1)[0].strip()
+        tool = next((t for t, _ in TOOLS if f"the {t} job" in question), None)
+        refuse = question in unrelated or (
+            tool is not None and f"The {tool} job {dict(TOOLS)[tool]}" not in prompt
+        )
         if text == "Yes":
             return 0.2 if refuse else 0.8
         return 0.8 if refuse else 0.2
@@ -95,13 +101,18 @@ def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_store
     # Of the 13 questions whose chunk holds their answer, those whose chunk retrieval found (hash
     # vectors carry no meaning: BM25 finds most).
     assert 10 <= c.n["answerable"] <= 13
-    assert run.new_questions == 27  # judged now: 13 written questions and 14 unrelated ones
+    # Judged now: 13 written questions, 14 unrelated ones, and each kept one again without its file.
+    assert run.new_questions == 27 + c.n["answerable"]
+    assert c.n["answer_removed"] == c.n["answerable"]
     # The question whose answer its chunk does not hold was written, and never asked.
     assert any(UNANSWERED in passage(m) for m in generator.calls)
     assert not any(f"What does the {UNANSWERED} job do?" in m[-1]["content"] for m, _ in generator.judged)
     assert c.min_coverage == CALIBRATED[config.generation.model].min_coverage  # the model's floor, kept
     assert c.declined["answerable"] == 0.0
     assert c.declined["out_of_corpus"] == 1.0
+    # The questions asked without their own file's chunks hold the ceiling below "no judgement".
+    assert c.declined["answer_removed"] == 1.0
+    assert c.max_refusal_probability < 1.0
     assert run.stored_at == IndexLayout(config.index_dir).calibration
     sha = GENERATORS[config.generation.model].sha256
     assert read_corpus_calibration(run.stored_at, sha) == c
