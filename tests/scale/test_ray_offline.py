@@ -19,10 +19,11 @@ import subprocess
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
+import pytest
 
 from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import LEASE, current_commit
@@ -58,6 +59,16 @@ AUDIT = textwrap.dedent(
 )
 
 
+@pytest.fixture(autouse=True)
+def _short_tmp(tmp_path: Path) -> Iterator[None]:
+    """tmp_path/tmp: a short folder (Ray's Unix sockets live below the ingest's Ray folder, and a
+    socket path may not exceed 107 bytes), removed with the Ray logs in it after the test."""
+    short = Path(tempfile.mkdtemp(prefix="rgt-", dir="/tmp"))
+    (tmp_path / "tmp").symlink_to(short)
+    yield
+    shutil.rmtree(short, ignore_errors=True)
+
+
 def _tracer() -> str | None:
     """strace, where it is installed and may trace (a container without ptrace refuses it)."""
     found = shutil.which("strace")
@@ -85,9 +96,6 @@ def _env(root: Path, audit: Path | None = None) -> dict[str, str]:
     TMPDIR of the test's own (the ingest's Ray folder lands in TMPDIR: a short path, as Ray's Unix
     sockets live below it), no $RAY_ADDRESS."""
     (root / "home").mkdir(exist_ok=True)
-    if not (root / "tmp").exists():
-        short = Path(tempfile.mkdtemp(prefix="rgt-", dir="/tmp"))
-        (root / "tmp").symlink_to(short)
     paths = [str(CHECKOUT)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(FAKE_CREDENTIALS, HOME=str(root / "home"), TMPDIR=str((root / "tmp").resolve()))
