@@ -321,8 +321,8 @@ class EmbeddedCounts:
 def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector_with_its_chunk(
     tmp_path: Path,
 ) -> None:
-    from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415 - imported where the test needs it
     from raggity.pipeline.ingest.reading import EMBED_SLICE  # noqa: PLC0415 - imported where the test needs it
+    from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415 - imported where the test needs it
     from raggity.store.vector_table import VectorTableReader  # noqa: PLC0415 - imported where the test needs it
 
     config = write_config(tmp_path, ingest={"chunk_tokens": 32})

@@ -169,4 +169,4 @@ def _silence_published_errors() -> None:
     debugger turns this module flag off the same way while it holds the terminal."""
     module = sys.modules.get("ray._private.worker")
     if module is not None and hasattr(module, "_worker_logs_enabled"):
-        module._worker_logs_enabled = False
+        setattr(module, "_worker_logs_enabled", False)  # noqa: B010 - a private flag ray's stubs do not declare
