@@ -99,7 +99,7 @@ def local_index(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Local
 def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
     files = local.files
     return RayIngestPlan(
-        paths=tuple(str(p) for p in sorted(folder.iterdir())),
+        paths=tuple((str(p), str(p.resolve())) for p in sorted(folder.iterdir())),
         chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
         embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
         dim=local.embedder.dim,

@@ -26,6 +26,7 @@ import numpy as np
 
 from raggity.core.extras import require
 from raggity.ingest.chunker import ChunkingSettings
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.pipeline.ingest.reading import read_chunks
 from raggity.pipeline.ingest.sources import file_source
 from raggity.store.chunk_table import chunk_row, chunk_schema
@@ -52,6 +53,7 @@ class ChunkerSpec:
     chunk_tokens: int = 256
     parent_tokens: int = 1024
     max_chars: int | None = None
+    ocr: OcrOptions = DEFAULT_OCR
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,19 @@ class ChunkFiles:
         self._tokenizer = HFTokenizer(Path(spec.tokenizer))
         self._settings = ChunkingSettings(spec.chunk_tokens, spec.parent_tokens)
         self._max_chars = spec.max_chars
+        self._ocr = spec.ocr
         self._tally = tally
 
     def __call__(self, row: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         path = Path(str(row["source"]))
+        # The file is opened by the real path discovery checked, with no link followed (as the
+        # in-process engine does): a folder swapped for a link since is refused, not read.
+        real = str(row["real"])
         try:
-            item = (
-                file_source(path) if self._max_chars is None else file_source(path, max_chars=self._max_chars)
-            )
+            if self._max_chars is None:
+                item = file_source(path, real=real, ocr=self._ocr)
+            else:
+                item = file_source(path, max_chars=self._max_chars, real=real, ocr=self._ocr)
         except OSError as exc:
             self._tally.skip.remote(str(path), str(exc) or exc.__class__.__name__)
             return
@@ -143,9 +150,10 @@ class EmbedChunks:
 
 @dataclass(frozen=True)
 class RayIngestPlan:
-    """One Ray ingest of `paths` into the chunk table at `table_uri`."""
+    """One Ray ingest of `paths` (each file's source name and the real path it is read by) into the
+    chunk table at `table_uri`."""
 
-    paths: tuple[str, ...]
+    paths: tuple[tuple[str, str], ...]
     chunker: ChunkerSpec
     embedder: EmbedderSpec
     dim: int
@@ -161,7 +169,7 @@ class RayIngestPlan:
 def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
     """The read+chunk stage over the plan's paths (lazy: nothing runs until consumed)."""
     ray = require("ray")
-    paths = ray.data.from_items([{"source": p} for p in plan.paths])
+    paths = ray.data.from_items([{"source": source, "real": real} for source, real in plan.paths])
     return paths.flat_map(
         ChunkFiles,
         fn_constructor_kwargs={"spec": plan.chunker, "tally": tally},

@@ -13,6 +13,7 @@ from typing import Any
 from raggity.config.schema import Config
 from raggity.core.errors import ConfigError, RaggityError
 from raggity.ingest.chunker import ChunkingSettings
+from raggity.ingest.readers.ocr_options import ocr_options
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.ray_engine import (
@@ -37,7 +38,7 @@ RENEW_SECONDS = 60.0
 
 
 def cluster_plan(
-    paths: Sequence[str], config: Config, chunking: ChunkingSettings, cpus: float
+    paths: Sequence[tuple[str, str]], config: Config, chunking: ChunkingSettings, cpus: float
 ) -> RayIngestPlan:
     """The stages sized to the cluster: one chunking actor and the writers share one CPU, and every
     other CPU holds an embedding actor (one ONNX thread each, one model load per actor)."""
@@ -45,7 +46,11 @@ def cluster_plan(
     return RayIngestPlan(
         paths=tuple(paths),
         chunker=ChunkerSpec(
-            str(files.tokenizer), chunking.chunk_tokens, chunking.parent_tokens, config.ingest.max_file_chars
+            str(files.tokenizer),
+            chunking.chunk_tokens,
+            chunking.parent_tokens,
+            config.ingest.max_file_chars,
+            ocr_options(config.ingest),
         ),
         embedder=EmbedderSpec(
             str(files.onnx),
@@ -101,7 +106,9 @@ class RayRows:
         run.stored -= old
         ray = connect(self._address)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        plan = cluster_plan([item.source for item in todo], self._config, self._chunking, cpus)
+        plan = cluster_plan(
+            [(item.source, item.opened or item.source) for item in todo], self._config, self._chunking, cpus
+        )
         plan = RayIngestPlan(**{**plan.__dict__, "dim": self._dim})
         target = writer.lance_target()
         tally = new_tally()

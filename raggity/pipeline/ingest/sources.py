@@ -34,6 +34,9 @@ class SourceFile:
     mtime_ns: int
     digest: Callable[[], str]
     read: Callable[[], Iterator[Document]]
+    # The path that read() and digest() open (a file's real path as discovery checked it): what an
+    # engine reading in other processes (Ray) opens, never following a link. None: not a file.
+    opened: str | None = None
 
 
 def file_source(
@@ -52,7 +55,7 @@ def file_source(
     def digest() -> str:
         return sha256_file(opened, follow_symlinks=real is None)
 
-    return SourceFile(str(path), stat.st_size, mtime_ns, digest, read)
+    return SourceFile(str(path), stat.st_size, mtime_ns, digest, read, str(opened))
 
 
 def in_roots(roots: list[Path]) -> Callable[[str], bool]:
