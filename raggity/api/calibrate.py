@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ from raggity.api.calibration_signals import signal_row, signals_session
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.errors import ModelError
-from raggity.evaluation.calibration import Signal, fit
+from raggity.evaluation.calibration import Fit, Signal, fit
 from raggity.evaluation.calibration_set import load_calibration_set
 from raggity.evaluation.calibration_store import (
     Calibration,
@@ -109,22 +109,35 @@ def calibrate_model(
     started = time.perf_counter()
     log = SignalLog(signal_log(sha, f"{SET_NAME}.{settings_key(config, models.embedder_identity)}"))
     groups, new = collect(session, questions, log, progress)
-    floor = config.retrieval.sufficiency_floor
-    fitted = fit(groups, [floor])
-    calibration = Calibration(
+    fitted = fit(groups, [config.retrieval.sufficiency_floor])
+    calibration = fitted_calibration(config, sha, groups, fitted, scope="model", started=started)
+    return CalibrationRun(calibration, write_model_calibration(calibration), new)
+
+
+def fitted_calibration(
+    config: Config,
+    sha: str,
+    groups: Mapping[str, Sequence[Signal]],
+    fitted: Fit,
+    *,
+    scope: str,
+    started: float,
+) -> Calibration:
+    """What is stored of a fit: the pair, the model and prompt it holds for, and how it was fitted
+    (`started`: the run's perf_counter at its start)."""
+    return Calibration(
         model=generator_name(config),
         sha256=sha,
         calibrated_at=now_iso(),
         prompt_version=PROMPT_VERSION,
-        sufficiency_floor=floor,
+        sufficiency_floor=fitted.sufficiency_floor,
         min_coverage=fitted.min_coverage,
         max_refusal_probability=fitted.max_refusal_probability,
         n={name: len(rows) for name, rows in groups.items()},
         declined=dict(fitted.declined),
-        scope="model",
+        scope=scope,
         seconds=round(time.perf_counter() - started, 1),
     )
-    return CalibrationRun(calibration, write_model_calibration(calibration), new)
 
 
 def settings_key(config: Config, embedder: str) -> str:

@@ -33,7 +33,7 @@ from raggity.api.calibrate import (
     CalibrationRun,
     calibration_config,
     collect,
-    now_iso,
+    fitted_calibration,
     require_sha,
     settings_key,
 )
@@ -46,14 +46,12 @@ from raggity.core.types import Chunk
 from raggity.evaluation.calibration import ANSWERABLE, Signal, fit
 from raggity.evaluation.calibration_set import load_calibration_set
 from raggity.evaluation.calibration_store import (
-    Calibration,
     SignalLog,
     signal_log,
     write_corpus_calibration,
 )
 from raggity.pipeline.answer.citations import claim_words
-from raggity.pipeline.answer.prompt import PROMPT_VERSION
-from raggity.pipeline.answer.thresholds import generator_name, resolve_thresholds
+from raggity.pipeline.answer.thresholds import resolve_thresholds
 from raggity.pipeline.models import Models
 from raggity.store.layout import IndexLayout
 
@@ -179,21 +177,8 @@ def calibrate_corpus(
     groups[ANSWERABLE] = answerable
     groups[ANSWER_REMOVED] = _answer_removed(session, kept, removed_log, progress)
     model_pair = resolve_thresholds(config, corpus=False).thresholds
-    floor = config.retrieval.sufficiency_floor
-    fitted = fit(groups, [floor], coverage_floors=(model_pair.min_coverage,))
-    calibration = Calibration(
-        model=generator_name(config),
-        sha256=sha,
-        calibrated_at=now_iso(),
-        prompt_version=PROMPT_VERSION,
-        sufficiency_floor=floor,
-        min_coverage=fitted.min_coverage,
-        max_refusal_probability=fitted.max_refusal_probability,
-        n={name: len(rows) for name, rows in groups.items()},
-        declined=dict(fitted.declined),
-        scope="corpus",
-        seconds=round(time.perf_counter() - started, 1),
-    )
+    fitted = fit(groups, [config.retrieval.sufficiency_floor], coverage_floors=(model_pair.min_coverage,))
+    calibration = fitted_calibration(config, sha, groups, fitted, scope="corpus", started=started)
     stored = write_corpus_calibration(layout.calibration, calibration)
     return CalibrationRun(calibration, stored, len(log.rows) + len(removed_log.rows) - logged)
 
