@@ -131,10 +131,11 @@ class RichIngestProgress(LazyBar):
     def _announce_if_long(self) -> None:
         """Once, and only from an estimate that counts every chunk embedded so far (a batch is
         embedded while its last file is still being read, so this usually happens at that file's
-        end, not at the batch) and that has read ANNOUNCE_AFTER_READ of the bytes."""
+        end, not at the batch) and that has read ANNOUNCE_AFTER_READ of the bytes and some of every
+        kind of file that holds a sizable share of them (IngestPace.kinds_sampled)."""
         p = self._pace
         left = p.seconds_left
-        sampled = p.bytes_read >= ANNOUNCE_AFTER_READ * p.bytes_total
+        sampled = p.bytes_read >= ANNOUNCE_AFTER_READ * p.bytes_total and p.kinds_sampled
         if not self._announced and p.grounded and sampled and left is not None and left > LONG_INGEST_SECONDS:
             self._announced = True
             self._progress.console.print(

@@ -68,3 +68,13 @@ def test_the_kind_of_a_file_is_its_suffix_in_lower_case() -> None:
         "",
         "",
     ]
+
+
+def test_an_estimate_waits_for_every_kind_that_holds_a_sizable_share_of_the_bytes() -> None:
+    # Slide decks read, sheets not yet: the sheets' 40% of the bytes would take the decks' rate.
+    planned = {".pptx": 6_000, ".xlsx": 4_000, ".txt": 100}
+    decks = IngestPace(planned).with_read(".pptx", 3_000, 30)
+    assert not decks.kinds_sampled
+    # A kind under SAMPLED_SHARE of the bytes is not waited for.
+    assert decks.with_read(".xlsx", 500, 2).kinds_sampled
+    assert IngestPace({".txt": 100}).with_read(".txt", 10, 1).kinds_sampled

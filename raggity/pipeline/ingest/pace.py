@@ -10,13 +10,21 @@ over every file of a folder, chunked). On PostgreSQL's HTML manual, one kind, bo
 until each term of a long option list became an entry of its own: its first pages in name order,
 the client commands, now give more chunks per byte than the rest (+61% with 2% of the bytes read,
 +33% with 10%, +3% with 20%), which is why the one-line announcement waits for a fifth of the bytes
-(cli/progress.py). A kind not read yet takes the overall rate.
+(cli/progress.py). A kind not read yet takes the overall rate, so the announcement also waits until
+every kind that holds a sizable share of the bytes (SAMPLED_SHARE) has been read: Office files,
+e-books and notebooks are zip or JSON packages that give far fewer chunks per byte than text (on a
+mixed folder of 200 generated Office files, notebooks, mail and e-books the announcement said 4,808
+chunks; 2,836 came).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+
+# A kind with at least this share of the planned bytes must have been read before an estimate is
+# announced (IngestPace.kinds_sampled).
+SAMPLED_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,17 @@ class IngestPace:
             rate = self.chunks_read_by_kind.get(kind, 0) / read if read else overall
             left += max(planned - read, 0) * rate
         return self.chunks_read + round(left)
+
+    @property
+    def kinds_sampled(self) -> bool:
+        """Whether every kind holding SAMPLED_SHARE or more of the planned bytes has had a file read,
+        so that no large part of the estimate rests on another kind's rate."""
+        total = self.bytes_total
+        return all(
+            self.bytes_read_by_kind.get(kind, 0) > 0
+            for kind, planned in self.planned.items()
+            if planned >= SAMPLED_SHARE * total
+        )
 
     @property
     def grounded(self) -> bool:
