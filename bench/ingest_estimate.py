@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from raggity.cli.progress import ANNOUNCE_AFTER_READ
 from raggity.config.schema import Config
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.ingest.discover import discover
@@ -65,6 +66,26 @@ def replay(rows: list[tuple[str, int, int]]) -> None:
             f"  {fraction:4.0%} of the bytes read ({files} files): by kind {by_kind / total - 1:+.0%}, "
             f"one rate {one_rate / total - 1:+.0%}"
         )
+    announce(rows, planned, total)
+
+
+def announce(rows: list[tuple[str, int, int]], planned: dict[str, int], total: int) -> None:
+    """The estimate where the bar's announcement can first be made: ANNOUNCE_AFTER_READ of the bytes
+    read, and every kind with a sizable share of them sampled (IngestPace.kinds_sampled); beside it,
+    the estimate at the bytes share alone (the rule before kinds_sampled)."""
+    pace = IngestPace(planned)
+    at_share: int | None = None
+    for files, (source, size, chunks) in enumerate(rows, start=1):
+        pace = pace.with_read(kind_of(source), size, chunks)
+        if pace.bytes_read < ANNOUNCE_AFTER_READ * pace.bytes_total or not pace.chunks_expected:
+            continue
+        at_share = pace.chunks_expected if at_share is None else at_share
+        if pace.kinds_sampled:
+            print(
+                f"  announced after {files} files: by kind {pace.chunks_expected / total - 1:+.0%} "
+                f"(at {ANNOUNCE_AFTER_READ:.0%} of the bytes alone: {at_share / total - 1:+.0%})"
+            )
+            return
 
 
 def main() -> None:

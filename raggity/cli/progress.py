@@ -147,8 +147,9 @@ class RichIngestProgress(LazyBar):
 
     def _show(self) -> None:
         p = self._pace
-        expected = p.chunks_expected
-        left = p.seconds_left
+        # No total while a sizable kind of file is unread: it would take another kind's rate.
+        expected = p.chunks_expected if p.kinds_sampled else None
+        left = p.seconds_left if p.kinds_sampled else None
         self._progress.update(
             self._task,
             total=expected,

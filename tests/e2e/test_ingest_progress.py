@@ -123,3 +123,20 @@ def test_durations_read_as_a_clock() -> None:
         "1:02:03",
         "7:00:00",
     ]
+
+
+def test_no_announcement_while_a_sizable_kind_of_file_is_unread() -> None:
+    # Slide decks first in name order, sheets after: the decks' chunks per byte, taken for the sheets'
+    # 40% of the bytes, promised far more chunks than came on a mixed folder of Office files.
+    bar = Bar()
+    with bar.progress as progress:
+        progress.planned(100, {".pptx": 600_000, ".xlsx": 400_000})
+        progress.read(".pptx", 300_000, 3_000)  # 30% read: by the decks' rate, ~10,000 chunks
+        bar.now = 300.0
+        progress.advanced(0, 3_000, 768_000)  # 10 chunks/s: 700 s left by that estimate
+        assert bar.announcements() == 0
+        progress.read(".xlsx", 100_000, 100)  # sheets give 1 chunk per 1,000 bytes
+        bar.now = 310.0
+        progress.advanced(0, 100, 25_600)  # 10 chunks/s: 330 s left
+    assert bar.announcements() == 1
+    assert "~6,400 chunks" in bar.buffer.getvalue()  # 3,100 read + 3,000 of decks + 300 of sheets to come
