@@ -45,9 +45,12 @@ class Calibration:
     def summary(self) -> str:
         """ "calibrated 2026-11-26, n=800 (coverage floor 0.4, ceiling 0.7146)"."""
         what = "calibrated on this index" if self.scope == "corpus" else "calibrated"
+        # A fit whose questions to decline the judgement could not tell from the answerable ones
+        # keeps the judgement from declining anything: say so wherever the pair is shown.
+        off = "; the model's judgement declines nothing" if self.max_refusal_probability >= 1.0 else ""
         return (
             f"{what} {self.calibrated_at[:10]}, n={self.total} (coverage floor {self.min_coverage}, "
-            f"ceiling {self.max_refusal_probability})"
+            f"ceiling {self.max_refusal_probability}{off})"
         )
 
     @classmethod

@@ -94,6 +94,11 @@ def test_the_index_calibration_comes_first_and_belongs_to_one_model(tmp_path: Pa
     resolved = resolve_thresholds(config)
     assert (resolved.origin, resolved.thresholds) == ("corpus", Thresholds(0.35, 0.83))
     assert "calibrated on this index" in resolved.summary
+    assert "declines nothing" not in resolved.summary
+    # A ceiling of 1 (the judgement told nothing apart on this index) is said wherever it shows.
+    write_corpus_calibration(layout.calibration, stored(sha, 0.35, 1.0, scope="corpus"))
+    assert "the model's judgement declines nothing" in resolve_thresholds(config).summary
+    write_corpus_calibration(layout.calibration, stored(sha, 0.35, 0.83, scope="corpus"))
     # Its own model's pair is what a corpus calibration starts from.
     assert resolve_thresholds(config, corpus=False).thresholds == Thresholds(0.35, 0.61)
 
