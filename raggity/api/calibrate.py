@@ -68,9 +68,12 @@ def collect(
     questions: Sequence[tuple[str, str]],
     log: SignalLog,
     progress: CalibrationProgress,
+    *,
+    without: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, list[Signal]], int]:
     """Signals of each (group, question), read or taken from `log`, by group; and how many were
-    read now. The model loads only when a question is not in the log."""
+    read now. The model loads only when a question is not in the log. `without`: a question's file
+    whose chunks are left out of its sources (see signal_row)."""
     asking: Raggity | None = None
     groups: dict[str, list[Signal]] = {}
     new = 0
@@ -80,7 +83,7 @@ def collect(
             row = log.rows.get(question)
             if row is None:
                 asking = asking or signals_session(session)
-                row = signal_row(asking, question)
+                row = signal_row(asking, question, without_source=(without or {}).get(question))
                 log.add(handle, row)
                 new += 1
             groups.setdefault(group, []).append(Signal.from_row(row))

@@ -175,31 +175,19 @@ def calibrate_corpus(
     unrelated = [("out_of_corpus", q.question) for q in load_calibration_set().of_group("out_of_corpus")]
     groups, _ = collect(session, unrelated[:wanted], log, progress)
     groups[ANSWERABLE] = answerable
-    groups[ANSWER_REMOVED] = _answer_removed(session, kept, removed_log, progress)
+    removed, _ = collect(
+        session,
+        [(ANSWER_REMOVED, item.question) for item in kept],
+        removed_log,
+        progress,
+        without={item.question: item.chunk.source for item in kept},
+    )
+    groups[ANSWER_REMOVED] = removed[ANSWER_REMOVED]
     model_pair = resolve_thresholds(config, corpus=False).thresholds
     fitted = fit(groups, [config.retrieval.sufficiency_floor], coverage_floors=(model_pair.min_coverage,))
     calibration = fitted_calibration(config, sha, groups, fitted, scope="corpus", started=started)
     stored = write_corpus_calibration(layout.calibration, calibration)
     return CalibrationRun(calibration, stored, len(log.rows) + len(removed_log.rows) - logged)
-
-
-def _answer_removed(
-    session: Raggity, kept: list[KeptQuestion], log: SignalLog, progress: CalibrationProgress
-) -> list[Signal]:
-    """The signals of each kept question judged without its own file's chunks among the sources."""
-    asking: Raggity | None = None
-    removed: list[Signal] = []
-    progress(0, len(kept))
-    with log.appending() as handle:
-        for done, item in enumerate(kept, start=1):
-            row = log.rows.get(item.question)
-            if row is None:
-                asking = asking or signals_session(session)
-                row = signal_row(asking, item.question, without_source=item.chunk.source)
-                log.add(handle, row)
-            removed.append(Signal.from_row(row))
-            progress(done, len(kept))
-    return removed
 
 
 def _answerable(
