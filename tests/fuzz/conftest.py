@@ -108,6 +108,15 @@ ESCAPES = re.compile("[\x1b\x80-\x9f]")
 EXIT_CODES = frozenset(range(10))
 
 
+def damaged(seed: bytes, data: st.DataObject) -> bytes:
+    """`seed` with up to 8 bytes flipped, then perhaps cut short: a damaged copy of a real file."""
+    damaged_bytes = bytearray(seed)
+    for _ in range(data.draw(st.integers(0, 8))):
+        damaged_bytes[data.draw(st.integers(0, len(damaged_bytes) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(damaged_bytes)))
+    return bytes(damaged_bytes[:cut] if data.draw(st.booleans()) else damaged_bytes)
+
+
 def assert_no_escapes(*streams: str) -> None:
     for text in streams:
         found = ESCAPES.search(text)

@@ -24,7 +24,7 @@ from odf.opendocument import OpenDocumentText  # type: ignore[import-untyped,imp
 from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from raggity.ingest.readers import UnreadableFileError, read_file
-from tests.fuzz.conftest import FUZZ
+from tests.fuzz.conftest import FUZZ, damaged
 
 
 def _docx() -> bytes:
@@ -135,12 +135,8 @@ def _read(path: Path) -> None:
 @FUZZ
 @given(data=st.data())
 def test_flipped_and_cut_bytes(tmp_path: Path, kind: str, data: st.DataObject) -> None:
-    seed = bytearray(SEEDS[kind])
-    for _ in range(data.draw(st.integers(0, 8))):
-        seed[data.draw(st.integers(0, len(seed) - 1))] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.integers(0, len(seed)))
     path = tmp_path / f"f.{kind}"
-    path.write_bytes(bytes(seed[:cut] if data.draw(st.booleans()) else seed))
+    path.write_bytes(damaged(SEEDS[kind], data))
     _read(path)
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from raggity.ingest.readers import UnreadableFileError, read_file
-from tests.fuzz.conftest import FUZZ
+from tests.fuzz.conftest import FUZZ, damaged
 
 
 def _image(format: str, frames: int = 1) -> bytes:
@@ -30,12 +30,8 @@ SEEDS = {"png": _image("PNG"), "jpg": _image("JPEG"), "tiff": _image("TIFF", fra
 @FUZZ
 @given(data=st.data())
 def test_flipped_and_cut_image_bytes(tmp_path: Path, kind: str, data: st.DataObject) -> None:
-    seed = bytearray(SEEDS[kind])
-    for _ in range(data.draw(st.integers(0, 8))):
-        seed[data.draw(st.integers(0, len(seed) - 1))] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.integers(0, len(seed)))
     path = tmp_path / f"f.{kind}"
-    path.write_bytes(bytes(seed[:cut] if data.draw(st.booleans()) else seed))
+    path.write_bytes(damaged(SEEDS[kind], data))
     try:
         documents = list(read_file(path))
     except UnreadableFileError as exc:
