@@ -29,7 +29,7 @@ from raggity.config.schema import Config, GenerationConfig, IndexConfig
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import TextDocument
 from raggity.evaluation.dataset import CorpusDoc, load_beir
-from raggity.pipeline.ingest.graph_build import GraphBuildStatus, live_chunk_ids
+from raggity.pipeline.graph.build import GraphBuildStatus, live_chunk_ids
 from raggity.retrieval.graph_model import load_graph
 
 DATASET = Path("/work/shared/eval/squad2-dev")

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from raggity.core.visible import hidden, json_escaped, visible
     from raggity.evaluation.answer_defaults import DEFAULT_PER_GROUP, DEFAULT_SEED
     from raggity.evaluation.answer_run import AnswerRecord, GroupScore
-    from raggity.pipeline.ingest.graph_build import GraphBuildStatus
+    from raggity.pipeline.graph.build import GraphBuildStatus
     from raggity.pipeline.ingest.pace import IngestPace
     from raggity.pipeline.ingest.sync import IngestReport, Skipped
     from raggity.pipeline.models import Models
@@ -73,7 +73,7 @@ _EXPORTS = {
     "Candidate": "raggity.core.types",
     "Citation": "raggity.core.types",
     "StageTrace": "raggity.core.types",
-    "GraphBuildStatus": "raggity.pipeline.ingest.graph_build",
+    "GraphBuildStatus": "raggity.pipeline.graph.build",
     "IngestReport": "raggity.pipeline.ingest.sync",
     "Skipped": "raggity.pipeline.ingest.sync",
     "IngestPace": "raggity.pipeline.ingest.pace",

@@ -11,7 +11,7 @@ from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
 from raggity.core.protocols import Generator
 from raggity.core.types import Location
-from raggity.pipeline.ingest.graph_build import GraphBuildReport, GraphProgress, live_chunk_ids
+from raggity.pipeline.graph.build import GraphBuildReport, GraphProgress, live_chunk_ids
 from raggity.retrieval.graph_model import Graph, load_graph, normalise_entity_name
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout

@@ -19,7 +19,7 @@ from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
 from raggity.pipeline.answer.answerer import Answerer
 from raggity.pipeline.answer.stages import AskSettings, context_for_question
-from raggity.pipeline.ingest.graph_build import GraphProgress
+from raggity.pipeline.graph.build import GraphProgress
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model
 from raggity.pipeline.search.hybrid import Mode

@@ -13,14 +13,14 @@ from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import Config
 from raggity.core.types import Chunk, Location
-from raggity.pipeline.ingest.graph_build import (
+from raggity.pipeline.graph.build import (
     GraphBuildSettings,
     GraphBuildStatus,
+    GraphUpdate,
     extraction_messages,
     live_chunk_ids,
     parse_extraction,
 )
-from raggity.pipeline.ingest.run import GraphUpdate
 from raggity.pipeline.models import load_generator
 from raggity.retrieval.graph_model import load_graph
 from raggity.testing import RecordingGenerator

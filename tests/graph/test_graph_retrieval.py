@@ -16,8 +16,7 @@ from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Query
-from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphBuildStatus
-from raggity.pipeline.ingest.run import GraphUpdate
+from raggity.pipeline.graph.build import GraphBuildSettings, GraphBuildStatus, GraphUpdate
 from raggity.pipeline.search.graph_source import MISSING_GRAPH
 from raggity.pipeline.search.hybrid import HybridRetriever, IndexSnapshot, SearchOptions
 from raggity.pipeline.search.query_plan import as_given

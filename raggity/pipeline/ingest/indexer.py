@@ -17,10 +17,10 @@ from raggity.config.schema import Config
 from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.types import TextDocument
 from raggity.ingest.chunker import ChunkingSettings
-from raggity.pipeline.ingest.graph_build import GraphBuildSettings, GraphProgress
+from raggity.pipeline.graph.build import GraphBuildSettings, GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.in_process import InProcessRows
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport
-from raggity.pipeline.ingest.run import GraphUpdate, IngestRequest, IngestRun
+from raggity.pipeline.ingest.run import IngestRequest, IngestRun
 from raggity.pipeline.ingest.sources import text_source
 from raggity.pipeline.ingest.sync import RowWriter
 from raggity.pipeline.models import Models

@@ -10,24 +10,18 @@ from pathlib import Path
 
 from raggity.config.schema import IngestConfig
 from raggity.core.errors import IndexStateError, RaggityError, os_reason
-from raggity.core.protocols import Embedder, Generator
+from raggity.core.protocols import Embedder
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover, recheck
 from raggity.ingest.readers.ocr_options import ocr_options
-from raggity.pipeline.ingest.graph_build import (
-    GraphBuildReport,
-    GraphBuildSettings,
-    GraphProgress,
-    build_graph,
-)
+from raggity.pipeline.graph.build import GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.plan import index_fingerprint
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, Skipped, finished
 from raggity.pipeline.ingest.sources import SourceFile, file_source, in_roots
 from raggity.pipeline.ingest.sync import IndexSync, RowWriter
 from raggity.store.index_seam import IndexStore, Manifest
-from raggity.store.layout import IndexLayout
 
-__all__ = ["GraphUpdate", "IngestRequest", "IngestRun", "finished"]
+__all__ = ["IngestRequest", "IngestRun", "finished"]
 
 
 @dataclass(frozen=True)
@@ -198,15 +192,3 @@ class IngestRun:
 # when its folder is ingested again.
 CHANGED_SINCE_INDEXED = "not carried over the rebuild: changed since it was indexed (ingest its folder again)"
 NOT_TAKEN = "not carried over the rebuild: not a file `rag ingest` reads there"
-
-
-@dataclass(frozen=True)
-class GraphUpdate:
-    """Brings an index's entity graph up to date; the generator is loaded only if needed."""
-
-    generator: Callable[[], Generator]
-    settings: GraphBuildSettings
-
-    def run(self, layout: IndexLayout, progress: GraphProgress | None = None) -> GraphBuildReport:
-        """The caller holds the index's writer lock."""
-        return build_graph(layout, self.generator, settings=self.settings, progress=progress)

@@ -283,3 +283,15 @@ def build_graph(
         len(graph.edges),
         layout.graph,
     )
+
+
+@dataclass(frozen=True)
+class GraphUpdate:
+    """Brings an index's entity graph up to date; the generator is loaded only if needed."""
+
+    generator: Callable[[], Generator]
+    settings: GraphBuildSettings
+
+    def run(self, layout: IndexLayout, progress: GraphProgress | None = None) -> GraphBuildReport:
+        """The caller holds the index's writer lock."""
+        return build_graph(layout, self.generator, settings=self.settings, progress=progress)
