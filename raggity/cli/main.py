@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,14 +11,17 @@ import typer
 from raggity.cli.cache_command import cache_app
 from raggity.cli.calibrate_command import calibrate_command
 from raggity.cli.chat_command import chat_command
-from raggity.cli.errors import ArgumentError, GuardedGroup
+from raggity.cli.doctor_command import doctor_command
+from raggity.cli.errors import GuardedGroup
 from raggity.cli.eval_command import eval_command
 from raggity.cli.graph_command import graph_app, graph_build
+from raggity.cli.ingest_command import ingest_command
 from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
-from raggity.cli.shared import ConfigOption, JsonOption, err, load, out, set_global_config, utf8_text
+from raggity.cli.shared import ConfigOption, JsonOption, err, out, set_global_config, utf8_text
 from raggity.cli.shared import session as _session
 from raggity.cli.show_command import show_command
+from raggity.cli.status_command import status_command
 from raggity.cli.trust_command import trust
 from raggity.cli.watch_command import watch_command
 
@@ -90,119 +92,8 @@ def init(
     out.print(plain(f"wrote {written}; the index will live in {written.parent / '.raggity'}"))
 
 
-@app.command()
-def ingest(
-    paths: Annotated[
-        list[Path] | None, typer.Argument(help="Files or folders (default: [ingest] paths).")
-    ] = None,
-    config: ConfigOption = None,
-    rebuild: Annotated[
-        bool, typer.Option("--rebuild", help="Drop the index and index everything again.")
-    ] = False,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Exit non-zero (6) when any file was skipped (not for files left out by the default rules).",
-        ),
-    ] = False,
-    wait: Annotated[
-        float, typer.Option("--wait", help="Seconds to wait for another running ingest.", min=0)
-    ] = 0.0,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose", "-v", help="List every skipped or left-out file, not only a count per reason."
-        ),
-    ] = False,
-    engine: Annotated[
-        str | None,
-        typer.Option(
-            "--engine",
-            help="local: read, chunk and embed in this process; ray: as Ray Data stages on a Ray cluster, "
-            "for an index at an s3:// URI (needs pip install 'raggity[scale]'). Default: [ingest] engine.",
-        ),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            help="Ray cluster for --engine ray (auto, ray://HOST:10001, HOST:PORT). Default: [ingest] "
-            "ray_address, then $RAY_ADDRESS, else a Ray started on this machine for the ingest.",
-        ),
-    ] = None,
-    json_out: JsonOption = False,
-) -> None:
-    """Index files: new and changed files are (re)chunked and embedded, deleted ones removed.
-
-    Hidden files and folders, files named like keys or passwords (credentials.json, *.pem...),
-    generated, minified and vendored files (lock files, *.min.js, vendor/, Sphinx _static/...), a
-    page's source when its HTML is read (git-stash.txt next to git-stash.html, Sphinx's
-    _sources/intro.rst.txt) and raggity's own index are left out; [ingest] include_hidden and
-    include_generated bring back all but the credentials and the index, and a file named as PATH is
-    always read. The summary gives one line per reason.
-    """
-    from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    from raggity.cli.progress import RichGraphProgress, RichIngestProgress  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    if engine not in (None, "local", "ray"):
-        from raggity.cli.visible import visible  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        raise ArgumentError(
-            f"--engine must be local or ray, got {visible(engine)}", "rag ingest --engine ray"
-        )
-    session = _session(config)
-    console = err if json_out else out
-    from raggity.api import IngestIncompleteError  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.skip_summary import skip_summary  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    with RichIngestProgress(console) as progress, RichGraphProgress(console) as graph_progress:
-        try:
-            report = session.ingest(
-                paths or [],
-                rebuild=rebuild,
-                strict=strict,
-                wait_seconds=wait,
-                progress=progress,
-                graph_progress=graph_progress,
-                engine=engine,
-                ray_address=ray_address,
-            )
-        except IngestIncompleteError:
-            # --strict failed: say what was skipped before the error line.
-            for line in skip_summary(progress.skipped, (), verbose=verbose):
-                console.print(line, highlight=False)
-            raise
-    if json_out:
-        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        print_json(out, {**asdict(report), "index": session.config.index_location.uri})
-        return
-    for line in skip_summary(report.skipped, report.excluded, verbose=verbose):
-        out.print(line, highlight=False)
-    rate = report.chunks_written / report.embed_seconds if report.embed_seconds else 0.0
-    left_out = f", {len(report.excluded)} left out" if report.excluded else ""
-    out.print(
-        Text.assemble(
-            ("done", "bold"),
-            f" in {report.seconds:.1f}s: {report.added} added, {report.changed} changed, "
-            f"{report.removed} removed, {report.unchanged} unchanged, {len(report.skipped)} skipped{left_out}; "
-            f"{report.chunks_written} chunks embedded ({rate:.1f}/s)",
-            (_rebuild_note(report.rebuilt, asked=rebuild), "yellow"),
-        )
-    )
-    out.print(plain(f"index: {session.config.index_location.uri}"))
-
-
-def _rebuild_note(rebuilt: bool, *, asked: bool) -> str:
-    """Why the index was rebuilt: --rebuild asked for it, or the settings it was built with changed."""
-    if not rebuilt:
-        return ""
-    return " (full rebuild: --rebuild)" if asked else " (full rebuild: settings changed)"
+# In the order `rag --help` lists them.
+app.command("ingest")(ingest_command)
 
 
 @app.command()
@@ -334,95 +225,8 @@ def ask(
         out.print(trace_table(answer.trace))
 
 
-@app.command()
-def status(config: ConfigOption = None, json_out: JsonOption = False) -> None:
-    """Show what is indexed: files, chunks, models, disk size and the last ingest."""
-    from rich.text import Text  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    from raggity.api.status import device_placements, index_status, model_statuses  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.api.thresholds import answer_thresholds  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    cfg = load(config)
-    st = index_status(cfg)
-    models = model_statuses(cfg)
-    devices = device_placements(cfg)
-    if json_out:
-        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        print_json(
-            out,
-            {
-                **asdict(st),
-                "models": [asdict(m) for m in models],
-                "devices": [asdict(d) for d in devices],
-                "answer_thresholds": answer_thresholds(cfg).summary,
-            },
-        )
-        return
-    last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_ingest)) if st.last_ingest else "never"
-    out.print(plain(f"config:      {st.config_file or 'none (defaults)'}"))
-    out.print(
-        Text.assemble(
-            plain(f"index:       {st.index_dir}"),
-            ("" if st.exists else "  (not created yet: run rag ingest PATH)", "yellow"),
-        )
-    )
-    # An index on object storage: its committed Lance version instead of a size on disk.
-    size = f"{st.disk_bytes / 1e6:.1f} MB" if st.disk_bytes >= 0 else "object storage"
-    if st.version is not None:
-        size += f", version {st.version}"
-    out.print(f"files:       {st.files}\nchunks:      {st.chunks}\ndisk:        {size}\nlast ingest: {last}")
-    if st.ocr_pages:
-        out.print(f"ocr pages:   {st.ocr_pages} (text read by OCR from scans and images)")
-    if st.notice:
-        out.print(Text.assemble(("note:", "yellow"), plain(f"        {st.notice}")))
-    for m in models:
-        state = ("ok", "green") if m.present else ("missing", "yellow")
-        line = Text.assemble(plain(f"{m.role + ':':<20} {m.name} "), state, plain(f" {m.path} {m.note}"))
-        line.rstrip()
-        out.print(line)
-    for d in devices:
-        out.print(plain(f"{d.role + ' device:':<20} {d.device}: {d.why}"))
-    out.print(plain(f"{'answer thresholds:':<20} {answer_thresholds(cfg).summary}"))
-
-
-@app.command()
-def doctor(config: ConfigOption = None, json_out: JsonOption = False) -> None:
-    """Check the config, models (with hashes) and index health, and say how to fix each problem.
-
-    Exits 1 when any check at error severity fails (warnings do not fail)."""
-    from raggity.api.doctor import run_checks  # noqa: PLC0415 - deferred so `rag --help` stays instant
-    from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-    checks = run_checks(load(config))
-    if json_out:
-        from dataclasses import asdict  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        from raggity.cli.render import print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
-
-        print_json(out, [asdict(c) for c in checks])
-        if any(not c.ok and c.severity == "error" for c in checks):
-            raise typer.Exit(1)
-        return
-    failed = False
-    for check in checks:
-        if check.ok:
-            mark = (
-                "[green]ok[/green]  "
-                if check.severity == "error" or not check.fix
-                else "[yellow]warn[/yellow]"
-            )
-        else:
-            mark = "[red]FAIL[/red]" if check.severity == "error" else "[yellow]warn[/yellow]"
-            failed = failed or check.severity == "error"
-        out.print(mark, plain(f"{check.name}: {check.message}"))
-        if check.fix:
-            out.print(plain(f"      fix: {check.fix}"))
-    if failed:
-        raise typer.Exit(1)
-
-
+app.command("status")(status_command)
+app.command("doctor")(doctor_command)
 app.command("show")(show_command)
 app.command("eval")(eval_command)
 app.add_typer(models_app, name="models")
