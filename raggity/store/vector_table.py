@@ -20,6 +20,7 @@ import numpy as np
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vector, Vectors
 from raggity.store.chunk_table import COLUMNS, chunk_rows, chunk_schema, present_columns, row_chunk
+from raggity.store.vector_index import DEFAULT_MIN_ROWS, AnnSearch, has_vector_index, keep_vector_index
 
 TABLE = "chunks"
 # Rows a reader keeps after fetching them: a few hundred questions' worth of candidates.
@@ -36,12 +37,13 @@ def _quoted(ids: Iterable[str]) -> str:
 
 
 class VectorTableWriter:
-    def __init__(self, folder: Path, dim: int) -> None:
+    def __init__(self, folder: Path, dim: int, *, vector_index_min_rows: int = DEFAULT_MIN_ROWS) -> None:
         import lancedb  # noqa: PLC0415 - lance loads on first use
 
         folder.mkdir(parents=True, exist_ok=True)
         self._db = lancedb.connect(str(folder))
         self._dim = dim
+        self._index_min_rows = vector_index_min_rows
         self._table: Any = None
         if TABLE in self._db.list_tables().tables:
             if committed(folder / f"{TABLE}.lance"):
@@ -74,10 +76,14 @@ class VectorTableWriter:
             self._table.delete(f"id IN ({_quoted(pending[start : start + 500])})")
 
     def compact(self) -> None:
-        """Merges the small fragments that per-batch appends leave behind, and drops deleted rows.
+        """Merges the small fragments that per-batch appends leave behind, and drops deleted rows;
+        then builds, updates or drops the vector index by the table's size (store/vector_index.py).
         Old versions stay until cleanup(): they are what concurrent readers may still be reading."""
         if self._table is not None:
             self._table.optimize(cleanup_older_than=timedelta(days=7))
+            keep_vector_index(self._table.to_lance(), self._index_min_rows)
+            # The index was committed through Lance: this handle must see that version.
+            self._table = self._db.open_table(TABLE)
 
     def cleanup(self, grace: timedelta) -> None:
         """Deletes the files of every version replaced more than `grace` ago, and files a killed
@@ -120,22 +126,26 @@ class StoredChunk:
 class VectorTableReader:
     """Read-only view of the table at the version that was latest when it was opened.
 
-    Tables up to IN_MEMORY_ROWS rows are searched exactly with one matrix product over the vector
+    A table with a vector index (ingest builds one above `[index] vector_index_min_rows`:
+    store/vector_index.py) is searched through it, and its vector column is never read whole. Other
+    tables up to IN_MEMORY_ROWS rows are searched exactly with one matrix product over the vector
     column, read once per snapshot: on SciFact (9,600 rows) that takes under a millisecond where
-    Lance's scan-based search took ~40 ms. Larger tables use Lance's own vector search, which an
-    ANN index can serve.
+    Lance's scan-based search took ~40 ms. Larger ones use Lance's exact scan.
     """
 
     IN_MEMORY_ROWS = 200_000
 
-    def __init__(self, table: Path | None, *, dataset: Any = None) -> None:
+    def __init__(self, table: Path | None, *, dataset: Any = None, ann: AnnSearch | None = None) -> None:
         """The table in the folder `table`, or (table None) `dataset`: a lance.LanceDataset already
-        open at one version, as an index on object storage opens it, or None for no table."""
+        open at one version, as an index on object storage opens it, or None for no table. `ann`: how
+        queries search the vector index, when the table has one."""
         if table is not None:
             import lance  # noqa: PLC0415 - lance loads on first use
 
             dataset = lance.dataset(str(table)) if committed(table) else None
         self._dataset: Any = dataset
+        self._ann = ann or AnnSearch()
+        self._indexed: bool | None = None  # whether the table has a vector index; asked on first use
         self._matrix: Vectors | None = None
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
@@ -146,8 +156,20 @@ class VectorTableReader:
     def rows(self) -> int:
         return 0 if self._dataset is None else int(self._dataset.count_rows())
 
+    @property
+    def indexed(self) -> bool:
+        """Whether queries go through the table's vector index (approximate) rather than exact."""
+        if self._indexed is None:
+            self._indexed = has_vector_index(self._dataset)
+        return self._indexed
+
     def _load_vectors(self) -> Vectors | None:
-        if self._matrix is None and self._dataset is not None and self.rows <= self.IN_MEMORY_ROWS:
+        if (
+            self._matrix is None
+            and self._dataset is not None
+            and self.rows <= self.IN_MEMORY_ROWS
+            and not self.indexed
+        ):
             table = self._dataset.to_table(columns=["id", "vector"])
             self._ids = table["id"].to_pylist()
             self._position = {cid: i for i, cid in enumerate(self._ids)}
@@ -162,6 +184,8 @@ class VectorTableReader:
         if self._dataset is None or k <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32)
+        if self.indexed:
+            return self._nearest_indexed(query, k)
         matrix = self._load_vectors()
         if matrix is not None:
             if not len(matrix):
@@ -177,6 +201,32 @@ class VectorTableReader:
         ids = result["id"].to_pylist()
         distances = result["_distance"].to_pylist()
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def _nearest_indexed(self, query: Vectors, k: int) -> list[tuple[str, float]]:
+        """Through the vector index; the rows found are kept, since the caller fetches them next."""
+        result = self._dataset.to_table(
+            nearest={
+                "column": "vector",
+                "q": query,
+                "k": k,
+                "metric": "cosine",
+                "nprobes": self._ann.nprobes,
+                "refine_factor": self._ann.refine_factor,
+            },
+            columns=[*present_columns(self._dataset), "vector"],
+        )
+        pairs = []
+        for row in result.to_pylist():
+            self._remember(
+                row["id"], StoredChunk(row_chunk(row), np.asarray(row["vector"], dtype=np.float32))
+            )
+            pairs.append((row["id"], 1.0 - float(row["_distance"])))
+        return pairs
+
+    def _remember(self, cid: str, row: StoredChunk) -> None:
+        if len(self._rows) >= _REMEMBERED_ROWS:
+            self._rows.clear()
+        self._rows[cid] = row
 
     def cosines(self, vector: Vector, ids: Sequence[str]) -> dict[str, float]:
         """Cosine similarity of `vector` with each stored chunk of `ids` (missing ids are left out)."""

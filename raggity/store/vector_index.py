@@ -1,0 +1,106 @@
+"""The approximate (ANN) vector index of the chunk table, built once the table is large enough for it
+to pay, and kept current by every ingest after that (docs/scaling.md#a-vector-index).
+
+Below `min_rows` rows a search is exact: one matrix product over the vector column, read once per
+snapshot (VectorTableReader). That costs the whole column in memory and in reading time: at a million
+chunks 1.5 GB before the first answer. Above it, ingest builds Lance's IVF_PQ index: a query reads the
+centroids, the PQ codes of `nprobes` partitions and the full vectors of `k * refine_factor` candidates
+to re-rank them exactly. A BTREE index on `id` comes with it, so that fetching rows by id (every
+retriever's candidates) does not scan the id column of a million rows either.
+
+The reader needs no setting: it searches through the index when the table has one, exactly when not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+VECTOR_INDEX = "vector_idx"
+ID_INDEX = "id_idx"
+# Chosen by bench/scale_index.py (docs/scaling.md): below this, exact search is fast enough and its
+# memory (rows x 384 x 4 bytes) small enough; above, the index build pays for itself.
+DEFAULT_MIN_ROWS = 100_000
+# Lance's guidance for IVF: about 4,096 rows a partition (a million chunks: 244 partitions).
+ROWS_PER_PARTITION = 4096
+# Dimensions per PQ sub-vector: 384 / 8 = 48 codes of one byte a row.
+SUB_VECTOR_DIMS = 8
+# Lance's index statistics include every centroid unless told not to (and warn on stderr about it).
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+
+
+@dataclass(frozen=True)
+class AnnSearch:
+    """How a query searches the index, measured by bench/scale_index.py for recall@10 >= 0.95 against
+    exact search: partitions probed, and candidates re-ranked by their full vectors (k times this)."""
+
+    nprobes: int = 20
+    refine_factor: int = 10
+
+
+@dataclass(frozen=True)
+class IndexUpkeep:
+    """What keep_vector_index did: 'exact' (below min_rows, no index), 'built', 'rebuilt' (the
+    table outgrew its partitions), 'updated' (new rows added to it) or 'current'."""
+
+    action: str
+    rows: int
+
+
+def index_names(dataset: Any) -> set[str]:
+    return {index.name for index in dataset.describe_indices()}
+
+
+def has_vector_index(dataset: Any) -> bool:
+    return dataset is not None and VECTOR_INDEX in index_names(dataset)
+
+
+def partitions(rows: int) -> int:
+    return max(1, rows // ROWS_PER_PARTITION)
+
+
+def build_vector_index(dataset: Any) -> None:
+    """IVF_PQ over `vector` (cosine: stored vectors are unit length) and BTREE over `id`, replacing
+    any earlier ones."""
+    rows = int(dataset.count_rows())
+    dim = dataset.schema.field("vector").type.list_size
+    dataset.create_index(
+        "vector",
+        "IVF_PQ",
+        name=VECTOR_INDEX,
+        metric="cosine",
+        replace=True,
+        num_partitions=partitions(rows),
+        num_sub_vectors=max(1, dim // SUB_VECTOR_DIMS),
+    )
+    dataset.create_scalar_index("id", "BTREE", name=ID_INDEX, replace=True)
+
+
+def keep_vector_index(dataset: Any, min_rows: int) -> IndexUpkeep:
+    """Brings the table's vector index in line with its size, after an ingest's compaction.
+
+    Rows appended since the index was built are searched flat by Lance (correct, but a scan); they are
+    added to the index's existing partitions (`optimize_indices`, seconds). Once the table has
+    doubled since its partitions were trained, the index is trained again, so partitions stay near
+    ROWS_PER_PARTITION rows. A table that shrank below `min_rows` drops the index: exact search again.
+    """
+    rows = int(dataset.count_rows())
+    present = index_names(dataset)
+    if rows < min_rows:
+        for name in (VECTOR_INDEX, ID_INDEX):
+            if name in present:
+                dataset.drop_index(name)
+        return IndexUpkeep("exact", rows)
+    if VECTOR_INDEX not in present or ID_INDEX not in present:
+        build_vector_index(dataset)
+        return IndexUpkeep("built", rows)
+    stats = dataset.stats.index_stats(VECTOR_INDEX)
+    trained = max(int(index.get("num_partitions", 1)) for index in stats["indices"])
+    if partitions(rows) >= 2 * trained:
+        build_vector_index(dataset)
+        return IndexUpkeep("rebuilt", rows)
+    if int(stats["num_unindexed_rows"]) or int(dataset.stats.index_stats(ID_INDEX)["num_unindexed_rows"]):
+        dataset.optimize.optimize_indices()
+        return IndexUpkeep("updated", rows)
+    return IndexUpkeep("current", rows)
