@@ -38,15 +38,9 @@ from raggity.core.trace import TraceRecorder
 from raggity.core.types import StageTrace
 from raggity.evaluation.answer_run import AnswerCase, sample_cases
 from raggity.evaluation.dataset import load_beir
+from raggity.pipeline.answer.budget import fit_to_budget, room_for_sources
 from raggity.pipeline.answer.focus import focus_sources
-from raggity.pipeline.answer.stages import (
-    build_prompt,
-    coverage_stage,
-    expand_to_parents,
-    fit_to_budget,
-    judge_stage,
-    room_for_sources,
-)
+from raggity.pipeline.answer.stages import build_prompt, coverage_stage, expand_to_parents, judge_stage
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import select_candidates
 

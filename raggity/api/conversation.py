@@ -12,7 +12,7 @@ from raggity.core.errors import RaggityError
 from raggity.core.quoting import neutralise
 from raggity.core.trace import OnStage, Staged, TraceRecorder
 from raggity.core.types import Answer, Candidate
-from raggity.pipeline.answer.stages import PROMPT_OVERHEAD, room_for_sources
+from raggity.pipeline.answer.budget import PROMPT_OVERHEAD, room_for_sources
 from raggity.retrieval.selection import select_candidates
 
 # Of the context left after the answer and the prompt's own overhead, history may use this share;

@@ -18,7 +18,8 @@ from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
 from raggity.pipeline.answer.answerer import Answerer
-from raggity.pipeline.answer.stages import AskSettings, context_for_question
+from raggity.pipeline.answer.budget import context_for_question
+from raggity.pipeline.answer.settings import AskSettings
 from raggity.pipeline.graph.build import GraphProgress
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model

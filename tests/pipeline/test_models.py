@@ -9,7 +9,7 @@ import numpy as np
 
 from raggity.api.session import models_for_one_question
 from raggity.config.schema import Config, GenerationConfig, RetrievalConfig
-from raggity.pipeline.answer.stages import context_for_question, room_for_sources
+from raggity.pipeline.answer.budget import context_for_question, room_for_sources
 from raggity.pipeline.models import Models, load_scorer
 from raggity.testing import HashEmbedder, ScriptedGenerator
 
