@@ -1,39 +1,100 @@
-"""Declines on documentation before and after `rag calibrate --corpus`, in one run, on the same signals.
+"""Documentation questions before and after `rag calibrate --corpus`, in one run, on the same signals and answers.
 
     python -m bench.corpus_calibration --config DOCS/raggity.toml \
         --questions SETS/git/beir/questions.jsonl --unrelated SETS/git/ooc/queries.jsonl \
         [--limit 17] [--corpus-limit 40] [--out /tmp/corpus-calibration.json]
 
-The index the config names must hold the documentation (`rag ingest SETS/git/docs`; the sets come
-from `python -m bench.docs_questions build`). Each question's signals are read once through the
-product's code (raggity/api/calibration_signals.py, thresholds off, nothing generated) and logged
-beside --out, so a rerun resumes; then `rag calibrate --corpus` runs (its own questions are written
-from the index's chunks; its unrelated ones are the shipped set's Wikipedia questions, not these),
-and both pairs are applied to the same signals: the model's (before) and the index's (after). It
-measures declines only: answerable FAQ questions declined, and the other set's FAQ questions
-(unrelated to these docs) declined. Whether an answer is right, or shown as verified and wrong, needs
-generation and is not measured here.
+The index the config names must hold the documentation (`rag ingest SETS/git/docs`, or a subset of
+its pages; the sets come from `python -m bench.docs_questions build`). Each question's signals are read
+once through the product's code (raggity/api/calibration_signals.py, thresholds off) and logged beside
+--out, so a rerun resumes; then `rag calibrate --corpus` runs (its own questions are written from the
+index's chunks; its unrelated ones are the shipped set's Wikipedia questions, not these), and both
+settings decide on the same signals: before, the model's pair at the config's cosine floor; after,
+the index's floors and ceiling. Every question that either setting lets through is answered once with
+the thresholds off (the answer does not depend on them: they only decide whether it is given), logged
+too, and scored by the key-facts rule of bench/docs_questions.py:
+
+- answerable: right (not declined, half its key facts held), refused (declined by the thresholds or
+  by the answer's own checks), and answered, shown as verified (a sentence supported by a source),
+  but wrong;
+- unrelated (the other set's FAQ questions, which these docs cannot answer): declined, and answered
+  and shown as verified (any answer to them is wrong).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench.docs_questions import judge
 from raggity.api import load_config
 from raggity.api.calibrate_corpus import calibrate_corpus
-from raggity.api.calibration_signals import signal_row, signals_session
+from raggity.api.calibration_signals import OFF, signal_row, signals_session
 from raggity.api.session import Raggity
-from raggity.evaluation.calibration import Signal, rate
+from raggity.core.trace import TraceRecorder
+from raggity.evaluation.calibration import Signal, declined
 from raggity.evaluation.calibration_store import SignalLog
-from raggity.pipeline.answer.thresholds import resolve_thresholds
+from raggity.pipeline.answer.thresholds import ResolvedThresholds, resolve_thresholds
 
 
-def _questions(path: Path, field: str, limit: int) -> list[str]:
+@dataclass(frozen=True)
+class Question:
+    group: str  # "answerable" or "unrelated"
+    text: str
+    facts: tuple[str, ...]
+
+
+def _questions(path: Path, group: str, limit: int) -> list[Question]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [str(r[field]) for r in rows if not r.get("impossible", False)][:limit]
+    field = "question" if group == "answerable" else "text"
+    return [
+        Question(group, str(r[field]), tuple(r.get("key_facts", ())))
+        for r in rows
+        if not r.get("impossible", False)
+    ][:limit]
+
+
+def answer_row(session: Raggity, question: str) -> dict[str, Any]:
+    """The answer `rag ask` gives when its thresholds let the question through."""
+    trace = TraceRecorder()
+    candidates = session.searcher.retrieve(question, trace)
+    settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
+    answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
+    return {
+        "question": question,
+        "text": answer.text,
+        "declined": answer.declined,
+        "verified": answer.verified,
+    }
+
+
+Decide = Callable[[Signal], bool]
+
+
+def deciding(resolved: ResolvedThresholds, configured_floor: float) -> Decide:
+    t = resolved.thresholds
+    floor = resolved.floor(configured_floor)
+    return lambda s: declined(s, floor, t.min_coverage, t.max_refusal_probability)
+
+
+def score(
+    questions: list[Question], signals: Mapping[str, Signal], answers: Mapping[str, Any], decide: Decide
+) -> dict[str, Any]:
+    counts = {"answerable": 0, "right": 0, "refused": 0, "unrelated": 0, "declined": 0, "verified_wrong": 0}
+    for q in questions:
+        counts[q.group] += 1
+        if decide(signals[q.text]) or answers[q.text]["declined"]:  # the first: never generated
+            counts["refused" if q.group == "answerable" else "declined"] += 1
+            continue
+        answer = answers[q.text]
+        right = q.group == "answerable" and judge(str(answer["text"]), False, q.facts)[0]
+        counts["right"] += right
+        counts["verified_wrong"] += bool(answer["verified"]) and not right
+    return counts
 
 
 def main() -> None:
@@ -47,37 +108,39 @@ def main() -> None:
     args = parser.parse_args()
 
     config = load_config(args.config)
-    groups = {
-        "answerable": _questions(args.questions, "question", args.limit),
-        "unrelated": _questions(args.unrelated, "text", args.limit),
-    }
-    log = SignalLog(args.out.with_suffix(".signals.jsonl"))
+    questions = [
+        *_questions(args.questions, "answerable", args.limit),
+        *_questions(args.unrelated, "unrelated", args.limit),
+    ]
     session = Raggity(config)
-    asking: Raggity | None = None
-    signals: dict[str, list[Signal]] = {}
+    log = SignalLog(args.out.with_suffix(".signals.jsonl"))
     with log.appending() as handle:
-        for name, questions in groups.items():
-            for question in questions:
-                if question not in log.rows:
-                    asking = asking or signals_session(session)
-                    log.add(handle, signal_row(asking, question))
-                signals.setdefault(name, []).append(Signal.from_row(log.rows[question]))
+        asking: Raggity | None = None
+        for q in questions:
+            if q.text not in log.rows:
+                asking = asking or signals_session(session)
+                log.add(handle, signal_row(asking, q.text))
+    signals = {q.text: Signal.from_row(log.rows[q.text]) for q in questions}
+    floor = config.retrieval.sufficiency_floor
     before = resolve_thresholds(config, corpus=False)
     run = calibrate_corpus(config, per_group=args.corpus_limit, models=session.models)
     after = resolve_thresholds(config)
-    floor = config.retrieval.sufficiency_floor
-
-    def declined(pair: Any) -> dict[str, float]:
-        t = pair.thresholds
-        return {
-            n: round(rate(s, floor, t.min_coverage, t.max_refusal_probability), 4) for n, s in signals.items()
-        }
-
+    settings = {"before": deciding(before, floor), "after": deciding(after, floor)}
+    answers = SignalLog(args.out.with_suffix(".answers.jsonl"))
+    with answers.appending() as handle:
+        for q in questions:
+            through = any(not decide(signals[q.text]) for decide in settings.values())
+            # Declined by both: never generated (a rerun whose fit lets it through generates it).
+            if through and "text" not in answers.rows.get(q.text, {}):
+                answers.add(handle, answer_row(session, q.text))
     result = {
         "config": str(args.config),
-        "questions": {n: len(s) for n, s in signals.items()},
-        "before": {"thresholds": before.summary, "declined": declined(before)},
-        "after": {"thresholds": after.summary, "declined": declined(after)},
+        "model": config.generation.model_path or config.generation.model,
+        "before": {
+            "thresholds": before.summary,
+            **score(questions, signals, answers.rows, settings["before"]),
+        },
+        "after": {"thresholds": after.summary, **score(questions, signals, answers.rows, settings["after"])},
         "corpus_calibration": {"n": dict(run.calibration.n), "declined": dict(run.calibration.declined)},
     }
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

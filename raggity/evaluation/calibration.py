@@ -7,6 +7,10 @@ declines the most questions of the groups that must be declined (mean of their r
 at most 5% of the answerable ones in all, cosine floor included; ties go to the more lenient pair.
 `rag calibrate` and bench/calibrate_answerability.py both fit through `fit`, so the thresholds the
 product fits on the shipped signals are exactly the ones that ship (docs/answers.md, "Calibration").
+
+A corpus's calibration (`rag calibrate --corpus`) also fits the topic gates, the cosine and coverage
+floors, on its own index (`fit_floors`): the floors that decline the most unrelated questions at the
+least cost to answerable ones, within the same budget; its ceiling is then fitted by `fit` above them.
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ class Signal:
             float(row.get("coverage", 0.0)),
             None if p is None else float(p),
         )
+
+
+@dataclass(frozen=True)
+class Floors:
+    sufficiency_floor: float
+    min_coverage: float
 
 
 @dataclass(frozen=True)
@@ -104,3 +114,58 @@ def fit(
     _, floor, coverage_floor, ceiling = best
     rates = {name: round(rate(rows, floor, coverage_floor, ceiling), 4) for name, rows in groups.items()}
     return Fit(floor, coverage_floor, ceiling, rates)
+
+
+def cosine_floors(groups: Mapping[str, Sequence[Signal]], lowest: float) -> list[float]:
+    """The cosine floors worth trying: `lowest`, and just above each best cosine seen at or above it
+    (a floor declines what lies below it, so the lowest floor that declines a question sits there)."""
+    seen = {
+        round(round(s.best_cosine, 4) + 0.0001, 4)
+        for rows in groups.values()
+        for s in rows
+        if s.best_cosine is not None and s.best_cosine >= lowest
+    }
+    return sorted({lowest, *seen})
+
+
+def fit_floors(
+    answerable: Sequence[Signal],
+    unrelated: Sequence[Signal],
+    cosine_floors: Sequence[float],
+    *,
+    coverage_floors: Sequence[float] = COVERAGE_FLOORS,
+    budget: float = MAX_ANSWERABLE_DECLINED,
+) -> Floors:
+    """The topic gates, the model's judgement left out, one after the other, each declining the most
+    unrelated questions while the two decline at most `budget` of the answerable ones (or what the
+    most lenient pair declines, if more), and of those the fewest answerable ones.
+
+    First the cosine floor (coverage off): of the floors that do equally well, the one midway between
+    the first and the next floor that does otherwise, so that it sits as far from the unrelated
+    questions it declines as from the answerable ones it keeps (the questions here are samples, and
+    the model writes its answerable ones nearer their chunk's words than a user would). Then the
+    coverage floor above it: the lowest that does best, since a question it declines that the cosine
+    floor let through is one that shares too few words with every source."""
+    if not answerable or not unrelated:
+        raise ValueError("calibration needs answerable questions and questions to decline")
+    allowed = max(budget, rate(answerable, min(cosine_floors), min(coverage_floors), 1.0))
+
+    def key(floor: float, coverage_floor: float) -> tuple[float, float] | None:
+        cost = rate(answerable, floor, coverage_floor, 1.0)
+        return None if cost > allowed else (rate(unrelated, floor, coverage_floor, 1.0), -cost)
+
+    lowest_coverage = min(coverage_floors)
+    floors = sorted(cosine_floors)
+    keys = [key(f, lowest_coverage) for f in floors]
+    best = max(k for k in keys if k is not None)
+    first = keys.index(best)
+    after = next((i for i in range(first + 1, len(floors)) if keys[i] != best), None)
+    # Floors sit 0.0001 above a question's cosine: midway between the cosine of the last question the
+    # first best floor declines and that of the first question the next floor would. Where raising
+    # the lowest floor gains nothing, or no floor does otherwise, the first best floor is kept.
+    floor = floors[first]
+    if first > 0 and after is not None:
+        floor = round((floors[first] + floors[after]) / 2 - 0.0001, 4)
+    coverage_keys = [(key(floor, c), -c, c) for c in coverage_floors]
+    _, _, coverage_floor = max((k, lenient, c) for k, lenient, c in coverage_keys if k is not None)
+    return Floors(floor, coverage_floor)

@@ -20,6 +20,9 @@ from typing import Any, TextIO
 from raggity.core.atomic_file import atomic_write_text
 from raggity.models.registry import models_home
 
+# The format of a corpus calibration whose floors were fitted on the index (see Calibration.format).
+CORPUS_FORMAT = 2
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -37,6 +40,15 @@ class Calibration:
     declined: Mapping[str, float] = field(default_factory=dict)
     scope: str = "model"  # "model": the shipped set; "corpus": this index's own chunks
     seconds: float = 0.0
+    # 1: the ceiling (and a model's coverage floor) fitted, sufficiency_floor only recorded;
+    # 2 (CORPUS_FORMAT): a corpus calibration whose cosine and coverage floors were fitted on the
+    # index, its sufficiency_floor used in place of the config's where higher.
+    format: int = 1
+
+    @property
+    def fitted_floor(self) -> float | None:
+        """The cosine floor fitted on the index, or None where the config's floor holds."""
+        return self.sufficiency_floor if self.scope == "corpus" and self.format >= CORPUS_FORMAT else None
 
     @property
     def total(self) -> int:
@@ -48,8 +60,9 @@ class Calibration:
         # A fit whose questions to decline the judgement could not tell from the answerable ones
         # keeps the judgement from declining anything: say so wherever the pair is shown.
         off = "; the model's judgement declines nothing" if self.max_refusal_probability >= 1.0 else ""
+        floor = "" if self.fitted_floor is None else f"cosine floor {self.fitted_floor}, "
         return (
-            f"{what} {self.calibrated_at[:10]}, n={self.total} (coverage floor {self.min_coverage}, "
+            f"{what} {self.calibrated_at[:10]}, n={self.total} ({floor}coverage floor {self.min_coverage}, "
             f"ceiling {self.max_refusal_probability}{off})"
         )
 
@@ -67,6 +80,7 @@ class Calibration:
             declined={str(k): float(v) for k, v in dict(data.get("declined", {})).items()},
             scope=str(data.get("scope", "model")),
             seconds=float(data.get("seconds", 0.0)),
+            format=int(data.get("format", 1)),
         )
 
 

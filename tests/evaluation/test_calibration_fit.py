@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from raggity.evaluation.calibration import Signal, declined, fit, rate
+from raggity.evaluation.calibration import Signal, cosine_floors, declined, fit, fit_floors, rate
 from raggity.evaluation.calibration_set import GROUPS, load_calibration_set
 from raggity.evaluation.calibration_split import in_calibration_split
 
@@ -92,3 +92,43 @@ def test_a_fixed_coverage_floor_that_declines_answerable_questions_still_fits_a_
     assert fitted.min_coverage == 0.4
     assert fitted.max_refusal_probability == 0.2
     assert fitted.declined == {"answerable": 0.2, "out_of_corpus": 1.0}
+
+
+def at(*cosines: float, coverage: float = 1.0) -> list[Signal]:
+    return [Signal(c, coverage, 0.5) for c in cosines]
+
+
+def test_the_cosine_floor_sits_midway_between_the_unrelated_and_the_answerable_questions() -> None:
+    answerable = at(0.42, 0.5, 0.6, 0.7)
+    unrelated = at(0.1, 0.2, 0.38)
+    floors = cosine_floors({"answerable": answerable, "out_of_corpus": unrelated}, 0.25)
+
+    assert floors == [0.25, 0.3801, 0.4201, 0.5001, 0.6001, 0.7001]
+    fitted = fit_floors(answerable, unrelated, floors)
+
+    # Every floor from 0.3801 up to 0.42 declines the same: the middle of that gap is kept.
+    assert fitted.sufficiency_floor == 0.4
+    assert fitted.min_coverage == 0.0  # the cosine floor declines them all: no coverage floor
+    assert rate(unrelated, fitted.sufficiency_floor, 0.0, 1.0) == 1.0
+    assert rate(answerable, fitted.sufficiency_floor, 0.0, 1.0) == 0.0
+
+
+def test_the_cosine_floor_declines_no_more_answerable_questions_than_the_budget() -> None:
+    # 20 answerable questions: one may be declined (5%), not two; the unrelated ones lie among them.
+    answerable = at(0.3, 0.35, *([0.8] * 18))
+    unrelated = at(0.31, 0.32, 0.4, 0.5)
+    fitted = fit_floors(answerable, unrelated, cosine_floors({"a": answerable, "u": unrelated}, 0.25))
+
+    assert rate(answerable, fitted.sufficiency_floor, fitted.min_coverage, 1.0) == 0.05
+    # Above 0.32 (both declined) and up to 0.35, where the second answerable question lies.
+    assert 0.32 < fitted.sufficiency_floor <= 0.35
+
+
+def test_a_coverage_floor_declines_what_the_cosine_floor_cannot() -> None:
+    # The unrelated questions are as near by meaning as the answerable ones, and share few words.
+    answerable = at(0.5, 0.6, 0.7, coverage=0.8)
+    unrelated = at(0.55, 0.65, coverage=0.2)
+    fitted = fit_floors(answerable, unrelated, cosine_floors({"a": answerable, "u": unrelated}, 0.25))
+
+    assert fitted.sufficiency_floor == 0.25  # no cosine floor declines one without an answerable one
+    assert fitted.min_coverage == 0.25  # the lowest that declines both

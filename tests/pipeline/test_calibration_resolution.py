@@ -15,6 +15,7 @@ from raggity.config.schema import Config, GenerationConfig, IndexConfig, Retriev
 from raggity.core.protocols import Messages
 from raggity.evaluation.calibration_set import load_calibration_set
 from raggity.evaluation.calibration_store import (
+    CORPUS_FORMAT,
     Calibration,
     SignalLog,
     read_model_calibration,
@@ -101,6 +102,29 @@ def test_the_index_calibration_comes_first_and_belongs_to_one_model(tmp_path: Pa
     write_corpus_calibration(layout.calibration, stored(sha, 0.35, 0.83, scope="corpus"))
     # Its own model's pair is what a corpus calibration starts from.
     assert resolve_thresholds(config, corpus=False).thresholds == Thresholds(0.35, 0.61)
+
+
+def test_an_index_calibration_of_format_2_answers_with_its_cosine_floor(tmp_path: Path) -> None:
+    config = config_in(tmp_path)
+    sha = GENERATORS[DEFAULT].sha256
+    calibration = IndexLayout(config.index_dir).calibration
+    fitted = replace(stored(sha, 0.0, 0.83, scope="corpus"), sufficiency_floor=0.4)
+
+    # Format 1 fitted the ceiling alone: its recorded floor was the config's, which still holds.
+    write_corpus_calibration(calibration, fitted)
+    assert resolve_thresholds(config).sufficiency_floor is None
+    assert Raggity(config).settings().sufficiency_floor == config.retrieval.sufficiency_floor
+
+    write_corpus_calibration(calibration, replace(fitted, format=CORPUS_FORMAT))
+    resolved = resolve_thresholds(config)
+    assert resolved.sufficiency_floor == 0.4
+    assert "cosine floor 0.4, coverage floor 0.0" in resolved.summary
+    assert Raggity(config).settings().sufficiency_floor == 0.4
+    # A user who raised the floor above the index's keeps theirs.
+    raised = replace(config, retrieval=replace(config.retrieval, sufficiency_floor=0.5))
+    assert Raggity(raised).settings().sufficiency_floor == 0.5
+    # The model's own calibration never moves the floor.
+    assert resolve_thresholds(config, corpus=False).sufficiency_floor is None
 
 
 def test_a_model_file_nobody_calibrated_gets_the_default_and_a_warning_once(tmp_path: Path) -> None:

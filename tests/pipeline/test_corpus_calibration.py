@@ -1,6 +1,6 @@
 """`rag calibrate --corpus`'s plumbing: questions written from the index's own chunks are kept only
-when retrieval finds their chunk and it holds their answer; the ceiling is fitted with the model's
-coverage floor and stored with the index (real index, scripted model)."""
+when retrieval finds their chunk and it holds their answer; the floors and the ceiling are fitted on
+them and stored with the index (real index, scripted model)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Messages
 from raggity.core.types import Chunk, Location
 from raggity.evaluation.calibration_set import load_calibration_set
-from raggity.evaluation.calibration_store import read_corpus_calibration
+from raggity.evaluation.calibration_store import CORPUS_FORMAT, read_corpus_calibration
 from raggity.models.packaged import GENERATORS
 from raggity.pipeline.answer.answerability import CALIBRATED
 from raggity.pipeline.answer.thresholds import resolve_thresholds
@@ -107,7 +107,11 @@ def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_store
     # The question whose answer its chunk does not hold was written, and never asked.
     assert any(UNANSWERED in passage(m) for m in generator.calls)
     assert not any(f"What does the {UNANSWERED} job do?" in m[-1]["content"] for m, _ in generator.judged)
-    assert c.min_coverage == CALIBRATED[config.generation.model].min_coverage  # the model's floor, kept
+    # The floors are this index's (format 2): the configured cosine floor 0 is not what it keeps.
+    assert c.format == CORPUS_FORMAT
+    assert c.fitted_floor == c.sufficiency_floor
+    assert c.sufficiency_floor > config.retrieval.sufficiency_floor
+    assert (c.sufficiency_floor, c.min_coverage) != (0.0, CALIBRATED[config.generation.model].min_coverage)
     assert c.declined["answerable"] == 0.0
     assert c.declined["out_of_corpus"] == 1.0
     # The questions asked without their own file's chunks hold the ceiling below "no judgement".
@@ -117,6 +121,8 @@ def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_store
     sha = GENERATORS[config.generation.model].sha256
     assert read_corpus_calibration(run.stored_at, sha) == c
     assert resolve_thresholds(config).origin == "corpus"
+    # Every door answers with the index's cosine floor.
+    assert session.settings().sufficiency_floor == c.sufficiency_floor
     # Every question was written from an indexed chunk, with the JSON schema.
     assert all(schema is not None for schema in generator.schemas)
 

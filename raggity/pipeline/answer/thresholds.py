@@ -1,10 +1,11 @@
 """Which answerability thresholds a configuration answers with, and why: the one place they are
 resolved, so that ask, chat, MCP and eval judge alike.
 
-In order: the calibration fitted on this index for this model (`rag calibrate --corpus`), the
-model's own calibration (`rag calibrate`), the pair that ships for a packaged model (CALIBRATED),
-else the uncalibrated default, with a warning. A calibration counts only for the prompt version it
-was read with: a refusal probability is read from the prompt, and another prompt reads otherwise.
+In order: the calibration fitted on this index for this model (`rag calibrate --corpus`, with its
+cosine floor where it fitted one), the model's own calibration (`rag calibrate`), the pair that ships
+for a packaged model (CALIBRATED), else the uncalibrated default, with a warning. A calibration
+counts only for the prompt version it was read with: a refusal probability is read from the prompt,
+and another prompt reads otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ class ResolvedThresholds:
     origin: Origin
     # What `rag status` and `rag doctor` show.
     summary: str
+    # The cosine floor fitted on this index (`rag calibrate --corpus`), or None: the config's.
+    sufficiency_floor: float | None = None
+
+    def floor(self, configured: float) -> float:
+        """The cosine floor to answer with: the index's fitted floor where it is higher than the
+        configured one (a user who raised the floor keeps theirs)."""
+        return configured if self.sufficiency_floor is None else max(configured, self.sufficiency_floor)
 
 
 def generator_name(config: Config) -> str:
@@ -69,7 +77,7 @@ def resolve_thresholds(config: Config, *, corpus: bool = True) -> ResolvedThresh
         if corpus and not config.index_location.remote:
             fitted = _usable(read_corpus_calibration(IndexLayout(config.index_dir).calibration, sha))
         if fitted is not None:
-            return ResolvedThresholds(_pair(fitted), "corpus", fitted.summary())
+            return ResolvedThresholds(_pair(fitted), "corpus", fitted.summary(), fitted.fitted_floor)
         own = _usable(read_model_calibration(sha))
         if own is not None:
             return ResolvedThresholds(_pair(own), "calibrated", own.summary())
