@@ -19,8 +19,9 @@ def calibrate_command(
         bool,
         typer.Option(
             "--corpus",
-            help="Fit the refusal ceiling on this index instead: questions the model writes from your own "
-            "chunks, and unrelated questions from the shipped set. Stored with the index.",
+            help="Fit the cosine floor, coverage floor and refusal ceiling on this index instead: questions "
+            "the model writes from your own chunks, and unrelated questions from the shipped set. Stored "
+            "with the index.",
         ),
     ] = False,
     limit: Annotated[
