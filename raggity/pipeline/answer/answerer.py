@@ -146,8 +146,9 @@ class Answerer:
         )
         if not trace.run("coverage", len(chunks), lambda: coverage_stage(question, chunks, settings)):
             return _abstention(question, closest, trace), None
-        key = None if cache is None else cache.key(question, chunks, settings.cache_options)
-        if cache is not None and key is not None:
+        key = None
+        if cache is not None:
+            key = cache.key(question, chunks, settings.cache_options)
             hit = trace.run("answer-cache", len(chunks), lambda: cache_stage(cache, key))
             if hit is not None:  # returned before the generator is loaded
                 if on_token is not None:
