@@ -59,6 +59,12 @@ class IndexConfig:
         "az:// URI of an index on object storage (see docs/scaling.md).",
         reach=Reach.PATH_OUTSIDE,
     )
+    vector_index_min_rows: int = key(
+        100_000,
+        "Chunks from which ingest builds an approximate (IVF-PQ) vector index and searches through it; "
+        "below, search is exact (see docs/scaling.md).",
+        lo=1000,
+    )
     # A table: [index.storage]. Values are strings, numbers or true/false; see raggity.config.location.
     storage: dict[str, str] = key(
         {},

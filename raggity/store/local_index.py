@@ -25,6 +25,7 @@ from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Manifest, load_manifest
 from raggity.store.ownership import claim_index_folder
+from raggity.store.vector_index import DEFAULT_MIN_ROWS
 from raggity.store.vector_table import StoredChunk, VectorTableReader, VectorTableWriter
 
 # Old LanceDB versions stay this long after they were replaced: long enough for a search that opened
@@ -35,9 +36,16 @@ VERSION_GRACE = timedelta(seconds=10)
 class LocalIndex:
     """IndexStore and IndexReader for an index folder."""
 
-    def __init__(self, layout: IndexLayout, *, version_grace: timedelta = VERSION_GRACE) -> None:
+    def __init__(
+        self,
+        layout: IndexLayout,
+        *,
+        version_grace: timedelta = VERSION_GRACE,
+        vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+    ) -> None:
         self._layout = layout
         self._version_grace = version_grace
+        self._index_min_rows = vector_index_min_rows
 
     @property
     def uri(self) -> str:
@@ -53,7 +61,9 @@ class LocalIndex:
     @contextmanager
     def writer(self, dim: int, bm25_tokenizer: str) -> Iterator[IndexWriter]:
         claim_index_folder(self._layout)
-        writer = LocalIndexWriter(self._layout, dim, bm25_tokenizer, self._version_grace)
+        writer = LocalIndexWriter(
+            self._layout, dim, bm25_tokenizer, self._version_grace, vector_index_min_rows=self._index_min_rows
+        )
         yield writer
 
     def committed(self) -> Manifest:
@@ -76,17 +86,28 @@ class LocalIndex:
 class LocalIndexWriter:
     """IndexWriter over the folder's two stores; they are opened on first use, after any reset."""
 
-    def __init__(self, layout: IndexLayout, dim: int, bm25_tokenizer: str, version_grace: timedelta) -> None:
+    def __init__(
+        self,
+        layout: IndexLayout,
+        dim: int,
+        bm25_tokenizer: str,
+        version_grace: timedelta,
+        *,
+        vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+    ) -> None:
         self._layout = layout
         self._dim = dim
         self._tokenizer = bm25_tokenizer
         self._version_grace = version_grace
+        self._index_min_rows = vector_index_min_rows
         self._opened: tuple[VectorTableWriter, Bm25Writer] | None = None
 
     def _stores(self) -> tuple[VectorTableWriter, Bm25Writer]:
         if self._opened is None:
             self._opened = (
-                VectorTableWriter(self._layout.lancedb, self._dim),
+                VectorTableWriter(
+                    self._layout.lancedb, self._dim, vector_index_min_rows=self._index_min_rows
+                ),
                 Bm25Writer(self._layout.tantivy, self._tokenizer),
             )
         return self._opened

@@ -38,6 +38,7 @@ from raggity.store.remote_commit import (
     read_manifest_text,
 )
 from raggity.store.remote_errors import lance_store_error
+from raggity.store.vector_index import DEFAULT_MIN_ROWS, keep_vector_index
 from raggity.store.vector_table import StoredChunk, VectorTableReader, fetch_rows
 
 TABLE_PATH = ("lancedb", "chunks.lance")
@@ -54,9 +55,10 @@ def lease_seconds() -> float:
 class ObjectStoreIndex:
     """IndexStore and IndexReader for an index at an s3:// URI."""
 
-    def __init__(self, location: IndexLocation) -> None:
+    def __init__(self, location: IndexLocation, *, vector_index_min_rows: int = DEFAULT_MIN_ROWS) -> None:
         self._location = location
         self._lease: WriterLease | None = None
+        self._index_min_rows = vector_index_min_rows
 
     @property
     def uri(self) -> str:
@@ -101,9 +103,21 @@ class ObjectStoreIndex:
             )
         if self._lease is None:  # a caller that did not take the lock: the writer takes it
             with self.lock(0.0) as lease:
-                yield ObjectStoreIndexWriter(self._location, S3Objects(self._location), lease, dim)
+                yield ObjectStoreIndexWriter(
+                    self._location,
+                    S3Objects(self._location),
+                    lease,
+                    dim,
+                    vector_index_min_rows=self._index_min_rows,
+                )
             return
-        yield ObjectStoreIndexWriter(self._location, S3Objects(self._location), self._lease, dim)
+        yield ObjectStoreIndexWriter(
+            self._location,
+            S3Objects(self._location),
+            self._lease,
+            dim,
+            vector_index_min_rows=self._index_min_rows,
+        )
 
     def committed(self) -> Manifest:
         objects = S3Objects(self._location)
@@ -129,10 +143,19 @@ class ObjectStoreIndex:
 class ObjectStoreIndexWriter:
     """IndexWriter over the chunk table of one remote index while this process holds its lease."""
 
-    def __init__(self, location: IndexLocation, objects: S3Objects, lease: WriterLease, dim: int) -> None:
+    def __init__(
+        self,
+        location: IndexLocation,
+        objects: S3Objects,
+        lease: WriterLease,
+        dim: int,
+        *,
+        vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+    ) -> None:
         self._location = location
         self._objects = objects
         self._lease = lease
+        self._index_min_rows = vector_index_min_rows
         self._uri = location.child(*TABLE_PATH)
         self._options = dict(location.storage_options)
         self._schema = chunk_schema(dim, search_text=True)
@@ -248,6 +271,9 @@ class ObjectStoreIndexWriter:
         assert dataset is not None  # written just above
         if dataset.count_rows():
             dataset.optimize.compact_files()
+            dataset = self._dataset()
+            assert dataset is not None
+            keep_vector_index(dataset, self._index_min_rows)  # store/vector_index.py
             dataset = self._dataset()
             assert dataset is not None
             create_fts_index(dataset)

@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from raggity.config.schema import Config, IndexConfig
 from raggity.core.types import Chunk, Location
+from raggity.pipeline.ingest.indexer import index_store
+from raggity.store.local_index import LocalIndex
 from raggity.store.vector_index import (
+    DEFAULT_MIN_ROWS,
     ID_INDEX,
     VECTOR_INDEX,
     build_vector_index,
@@ -175,3 +179,28 @@ def test_building_twice_replaces_the_index(folder: Path) -> None:
     dataset = _dataset(folder)
     build_vector_index(dataset)
     assert sorted(index_names(_dataset(folder))) == sorted([VECTOR_INDEX, ID_INDEX])
+
+
+def test_the_config_threshold_reaches_an_ingest_into_an_index_folder(tmp_path: Path) -> None:
+    """Through the store that ingest chooses (pipeline/ingest/indexer.py): [index]
+    vector_index_min_rows decides whether the committed table is searched through an index."""
+    rng = np.random.default_rng(10)
+    vectors, chunks = _vectors(rng, 1600), _chunks(0, 1600)
+    for threshold, indexed in ((1500, True), (5000, False)):
+        config = Config(
+            index=IndexConfig(path=str(tmp_path / f"index{threshold}"), vector_index_min_rows=threshold)
+        )
+        store = index_store(config)
+        with store.writer(DIM, "en_stem") as writer:
+            manifest = writer.open(rebuild=False)
+            writer.append(chunks[:800], vectors[:800])
+            writer.append(chunks[800:], vectors[800:])
+            writer.commit(manifest, changed=True)
+        assert isinstance(store, LocalIndex)
+        table = store.snapshot().table
+        assert table.indexed is indexed
+        assert table.nearest(vectors[42], 5)[0][0] == chunks[42].id
+
+
+def test_the_schema_default_is_the_store_default() -> None:
+    assert IndexConfig().vector_index_min_rows == DEFAULT_MIN_ROWS

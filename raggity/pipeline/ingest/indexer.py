@@ -137,5 +137,5 @@ def index_store(config: Config) -> IndexStore:
     if location.remote:
         from raggity.store.object_index import ObjectStoreIndex  # noqa: PLC0415 - a local index never loads boto3
 
-        return ObjectStoreIndex(location)
-    return LocalIndex(IndexLayout(config.index_dir))
+        return ObjectStoreIndex(location, vector_index_min_rows=config.index.vector_index_min_rows)
+    return LocalIndex(IndexLayout(config.index_dir), vector_index_min_rows=config.index.vector_index_min_rows)
