@@ -1,5 +1,6 @@
 """How many pages of the indexed text came from OCR: counted from the chunks whose place carries the
-OCR mark (`page 4 (OCR)`, `image (OCR)`; see ingest/readers/ocr.py), for `rag status`."""
+OCR mark (`page 4 (OCR)`, `image (OCR)`, `slide 7 (image, OCR)`; see ingest/readers/ocr.py and
+pictures.py), for `rag status`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 from raggity.store.manifest import Manifest
 from raggity.store.vector_table import committed
 
-# The end of every place template an OCR reader writes.
-OCR_MARK = "(OCR)"
+# The end of every place template an OCR reader writes: `(OCR)` for a scan, `(image, OCR)` for a
+# picture inside a document.
+OCR_MARK = "OCR)"
 
 
 def ocr_page_count(table: Path, manifest: Manifest) -> int:

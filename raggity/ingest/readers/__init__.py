@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from raggity.core.types import Document
-from raggity.ingest.readers.embedded import byte_reader
+from raggity.ingest.readers.embedded import BYTE_READERS, read_bytes
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS, TooMuchTextError, UnreadableFileError
 from raggity.ingest.readers.kinds import kind_of
 from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
@@ -73,12 +73,12 @@ def _read(
         with open_source(path) as stream:
             data = stream.read()
         yield read_image(data, source, options=ocr, max_chars=max_chars)
-    elif (reader := byte_reader(kind)) is not None:
+    elif kind is not None and kind in BYTE_READERS:
         # Structured kinds (Office, OpenDocument, notebooks, mail, e-books) are read whole from bytes,
         # so that a mail's attachments go through the same readers (readers/embedded.py).
         with open_source(path) as stream:
             data = stream.read()
-        yield reader(data, str(path), max_chars=max_chars)
+        yield read_bytes(kind, data, source, max_chars=max_chars, ocr=ocr)
     elif kind == "code":
         from raggity.ingest.readers.code import read_code  # noqa: PLC0415 - a parser loads only for its format
 

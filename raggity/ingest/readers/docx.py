@@ -4,7 +4,9 @@ Read with the standard library (package.py, safe_xml.py): see docs/ingestion.md 
 python-docx. Tracked changes are read as accepted: inserted text is kept, deleted and moved-away
 text is not. A text box's fallback copy (mc:Fallback) is skipped, so its text appears once.
 Paragraphs are numbered from the top (headings, list items and each table counted, empty ones not),
-and each is cited as `paragraph 14`, or `heading "Budget" (paragraph 14)` under a heading.
+and each is cited as `paragraph 14`, or `heading "Budget" (paragraph 14)` under a heading. Pictures
+stored in the file are read by OCR when `[ingest] ocr` allows, cited at their paragraph with
+`(image, OCR)` after it (pictures.py).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import xml.etree.ElementTree as ET
 from raggity.core.places import place_title
 from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
+from raggity.ingest.readers.pictures import PICTURE_MARK, Pictures, is_picture
 from raggity.ingest.readers.safe_xml import parse_xml
 from raggity.ingest.readers.xml_names import attr, child, children, local, main_part, relationships
 
@@ -24,24 +28,49 @@ _SKIPPED = frozenset({"Fallback", "moveFrom", "del", "delText", "instrText", "fo
 _HEADING_NAME = re.compile(r"heading\s*(\d)", re.IGNORECASE)
 
 
-def docx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+def docx_document(
+    data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS, ocr: OcrOptions = DEFAULT_OCR
+) -> Document:
     package = Package(data, "Word file")
     part = main_part(package, "word/document.xml")
     root = parse_xml(package.read(part), part)
     body = child(root, "body")
-    reader = _Reader(*_styles(package), Outline(max_chars))
+    pictures = _Pictures(package, part, Pictures(source, ocr))
+    reader = _Reader(*_styles(package), Outline(max_chars), pictures)
     if body is not None:
         reader.blocks(body)
     for note_part in _notes(package, part):
         reader.footnotes(parse_xml(package.read(note_part), note_part))
+    pictures.ocr.finish()
     return reader.outline.document(source, "docx")
 
 
+class _Pictures:
+    """The pictures a paragraph shows (DrawingML `a:blip`, VML `v:imagedata`), read from the package."""
+
+    def __init__(self, package: Package, part: str, ocr: Pictures) -> None:
+        self.package = package
+        self.rels = {rid: target for rid, (_, target) in relationships(package, part).items()}
+        self.ocr = ocr
+
+    def texts(self, paragraph: ET.Element) -> list[str]:
+        parts = [
+            self.rels.get(attr(node, "embed") or attr(node, "id"), "")
+            for node in paragraph.iter()
+            if local(node.tag) in ("blip", "imagedata")
+        ]
+        found = [p for p in dict.fromkeys(parts) if is_picture(p) and self.package.has(p)]
+        return [self.ocr.text(p, self.package.read(p)) for p in found]
+
+
 class _Reader:
-    def __init__(self, levels: dict[str, int], lists: frozenset[str], outline: Outline) -> None:
+    def __init__(
+        self, levels: dict[str, int], lists: frozenset[str], outline: Outline, pictures: _Pictures
+    ) -> None:
         self.levels = levels
         self.lists = lists
         self.outline = outline
+        self.pictures = pictures
         self.paragraph = 0
         self.template = "paragraph{s} {n}"
 
@@ -68,8 +97,18 @@ class _Reader:
 
     def _paragraph(self, element: ET.Element) -> None:
         text = _text(element).strip()
+        pictures = [found for found in self.pictures.texts(element) if found]
         if not text:
+            if pictures:
+                self._next_place()  # a paragraph that is a picture: numbered like any other
+                for found in pictures:
+                    self.outline.picture(found, PICTURE_MARK)
             return
+        self._text_paragraph(element, text)
+        for found in pictures:
+            self.outline.picture(found, PICTURE_MARK)
+
+    def _text_paragraph(self, element: ET.Element, text: str) -> None:
         properties = child(element, "pPr")
         level = self._level(properties)
         if level is not None:

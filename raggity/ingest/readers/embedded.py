@@ -9,6 +9,7 @@ from typing import cast
 
 from raggity.core.types import Document, DocumentKind
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 
 # kind -> (module under raggity.ingest.readers, function taking (data, source, *, max_chars)).
 BYTE_READERS: dict[str, tuple[str, str]] = {
@@ -25,6 +26,9 @@ BYTE_READERS: dict[str, tuple[str, str]] = {
     "rtf": ("rtf", "rtf_document"),
 }
 
+# Kinds whose readers also read the pictures they hold by OCR (readers/pictures.py): they take `ocr`.
+PICTURE_KINDS = frozenset({"docx", "pptx", "mail"})
+
 ByteReader = Callable[..., Document]
 
 
@@ -37,8 +41,13 @@ def byte_reader(kind: DocumentKind | str | None) -> ByteReader | None:
     return cast(ByteReader, getattr(module, found[1]))
 
 
-def read_bytes(kind: str, data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+def read_bytes(
+    kind: str, data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS, ocr: OcrOptions = DEFAULT_OCR
+) -> Document:
+    """`data` read as `kind`; the kinds that hold pictures get the OCR options for them."""
     reader = byte_reader(kind)
     if reader is None:
         raise ValueError(f"no byte reader for {kind!r}")
+    if kind in PICTURE_KINDS:
+        return reader(data, source, max_chars=max_chars, ocr=ocr)
     return reader(data, source, max_chars=max_chars)

@@ -1,9 +1,10 @@
 """Jupyter notebooks (.ipynb): markdown and code cells in order, each cited by its number (`cell 12`).
 
-Markdown headings (`## Step 2`) are the notebook's headings. A cell's text output (a print, a result,
-an error's message) is read when it is short; images, HTML, widget state and long outputs are not:
-they are data, not prose, and a plot's bytes would swamp the index. Read with the standard
-library's json: nbformat validates a notebook against its schema, which this does not need.
+Markdown headings (`## Step 2`), and nbformat 3's heading cells, are the notebook's headings. A
+cell's text output (a print, a result, an error's message) is read when it is short; images, HTML,
+widget state and long outputs are not: they are data, not prose, and a plot's bytes would swamp the
+index. Read with the standard library's json: nbformat validates a notebook against its schema,
+which this does not need.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ def ipynb_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHA
         text = _joined(cell.get("source", cell.get("input", "")))
         if kind == "markdown":
             _markdown(outline, text)
+        elif kind == "heading":
+            # nbformat 3 kept headings in cells of their own, with a level (nbformat's test3.ipynb).
+            level = cell.get("level")
+            outline.heading(text, level if isinstance(level, int) and 1 <= level <= 6 else 1)
         elif kind == "code":
             outline.block(text)
             for output in cell.get("outputs") or []:

@@ -70,6 +70,16 @@ def read_image(data: bytes, source: str, *, options: OcrOptions, max_chars: int)
     return _document(source, texts, PAGE_PLACE if several else IMAGE_PLACE, max_chars)
 
 
+def picture_lines(data: bytes, *, min_side: int) -> list[str]:
+    """The lines OCR finds in one picture inside a document (readers/pictures.py); none for a picture
+    smaller than `min_side` pixels a side, judged from its header before any pixel is decoded."""
+    image = _open(data)
+    width, height = image.size
+    if min(width, height) < min_side:
+        return []
+    return recogniser()(_decoded(image, 0))
+
+
 def ocr_pages(source: str, pages: Sequence[tuple[int, Any]], *, options: OcrOptions) -> list[tuple[int, str]]:
     """(page number, text) of PDF pages (pypdf PageObjects) read by OCR from their images, at most
     `options.max_pages` of them; each page with none is reported by number."""

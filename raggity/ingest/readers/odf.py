@@ -180,7 +180,8 @@ def _sheet(outline: Outline, name: str, table: ET.Element) -> None:
     reference = title if title.replace("_", "").isalnum() else "'" + title.replace("'", "''") + "'"
     template = f"{reference}!{column_letters(low)}{{first}}:{column_letters(high)}{{last}}"
     first = [rows[0][1].get(k, "") for k in range(low, high + 1)]
-    header = is_header(first)
+    # A sheet of one row is its content, not a header (odfpy's chinese_spreadsheet.ods).
+    header = is_header(first) and len(rows) > 1
     names = header_names(first if header else [], high - low + 1, offset=low)
     outline.place(rows[0][0], template)
     outline.heading(name, 1)

@@ -40,6 +40,16 @@ class Outline:
             self._anchors.append(Anchor(self._length, template))
             self._template = template
 
+    def picture(self, text: str, mark: str) -> None:
+        """Text read by OCR from a picture of the open place: the same place with its template marked
+        (`slide 7 (image, OCR)`), so that a citation says the words came from an image."""
+        if self._place is None or self._template is None or not text.strip():
+            return
+        number, template = self._place[0], self._template
+        self.place(number, template + mark)
+        self.block(text)
+        self.place(number, template)  # what follows in this place is its own text again
+
     def heading(self, title: str, level: int) -> None:
         """A heading of `level` (1 = the top) on a block of its own; a blank title is no heading."""
         title = " ".join(title.split())

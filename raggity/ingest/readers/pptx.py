@@ -1,5 +1,6 @@
 """PowerPoint files (.pptx): one section per slide, in the deck's order, headed by the slide's title,
-with its text, its tables as rows and its speaker notes; each cited as `slide 7`.
+with its text, its tables as rows and its speaker notes; each cited as `slide 7`. The slide's
+pictures are read by OCR when `[ingest] ocr` allows, cited as `slide 7 (image, OCR)` (pictures.py).
 
 Read with the standard library (package.py, safe_xml.py): see docs/ingestion.md for why.
 """
@@ -10,8 +11,10 @@ import xml.etree.ElementTree as ET
 
 from raggity.core.types import Document
 from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
+from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.ingest.readers.outline import Outline
 from raggity.ingest.readers.package import Package
+from raggity.ingest.readers.pictures import PICTURE_MARK, Pictures, is_picture
 from raggity.ingest.readers.safe_xml import parse_xml
 from raggity.ingest.readers.xml_names import (
     attr,
@@ -29,12 +32,15 @@ _TITLES = frozenset({"title", "ctrTitle"})
 _NOT_NOTES = frozenset({"sldImg", "sldNum", "hdr", "ftr", "dt"})
 
 
-def pptx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> Document:
+def pptx_document(
+    data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS, ocr: OcrOptions = DEFAULT_OCR
+) -> Document:
     package = Package(data, "PowerPoint file")
     part = main_part(package, "ppt/presentation.xml")
     presentation = parse_xml(package.read(part), part)
     rels = relationships(package, part)
     outline = Outline(max_chars)
+    pictures = Pictures(source, ocr)
     slide_list = child(presentation, "sldIdLst")
     slide_ids = [] if slide_list is None else children(slide_list, "sldId")
     for number, slide_id in enumerate(slide_ids, start=1):
@@ -50,7 +56,22 @@ def pptx_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHAR
         notes = _notes(package, target[1])
         if notes:
             outline.block("Notes: " + notes)
+        for part in _pictures(package, slide, target[1]):
+            outline.picture(pictures.text(part, package.read(part)), PICTURE_MARK)
+    pictures.finish()
     return outline.document(source, "pptx")
+
+
+def _pictures(package: Package, slide: ET.Element, slide_part: str) -> list[str]:
+    """The picture parts a slide shows, in shape order, each once; linked (external) ones are not
+    in the relationships read (xml_names.relationships), so never fetched."""
+    rels = relationships(package, slide_part)
+    found: list[str] = []
+    for blip in descendants(slide, "blip"):
+        target = rels.get(attr(blip, "embed"))
+        if target is not None and is_picture(target[1]) and package.has(target[1]) and target[1] not in found:
+            found.append(target[1])
+    return found
 
 
 def _shapes(slide: ET.Element) -> tuple[str, list[str]]:

@@ -63,6 +63,7 @@ def csv_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS
         dialect = csv.excel_tab if source.lower().endswith(".tsv") else csv.excel
     outline = Outline(max_chars)
     names: list[str] | None = None
+    header: tuple[int, list[str]] | None = None  # kept until a row follows it
     reader = csv.reader(io.StringIO(text, newline=""), dialect)
     try:
         for cells in reader:
@@ -71,11 +72,17 @@ def csv_document(data: bytes, source: str, *, max_chars: int = DEFAULT_MAX_CHARS
             if names is None:
                 names = header_names(cells if is_header(cells) else [], len(cells))
                 if is_header(cells):
+                    header = (reader.line_num, cells)
                     continue
+            header = None
             outline.place(reader.line_num, "row{s} {n}")
             outline.line(row_line(names, cells))
     except csv.Error as exc:
         raise UnreadableFileError(f"malformed CSV at line {reader.line_num}: {exc}") from exc
+    if header is not None and outline.length == 0:
+        # A file of one row is its content, not a header.
+        outline.place(header[0], "row{s} {n}")
+        outline.line(row_line(header_names([], len(header[1])), header[1]))
     return outline.document(source, "csv")
 
 
