@@ -59,6 +59,16 @@ class IndexConfig:
         "az:// URI of an index on object storage (see docs/scaling.md).",
         reach=Reach.PATH_OUTSIDE,
     )
+    keep_versions_seconds: int = key(
+        600,
+        "Replaced versions of the index stay this long for readers still reading them (a long ask, "
+        "rag mcp, a teammate's search), then rag compact and the cleanup after an ingest delete them.",
+        lo=0,
+        hi=604_800,
+    )
+    compact_after_ingest: bool = key(
+        True, "After an ingest that changed the index, delete the versions older than keep_versions_seconds."
+    )
     vector_index_min_rows: int = key(
         100_000,
         "Chunks from which ingest builds an approximate (IVF-PQ) vector index and searches through it; "

@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from raggity.core.errors import RaggityError
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vectors
+from raggity.store.compact import CompactReport, cleanup_after_ingest
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry
 from raggity.store.vector_table import StoredChunk
@@ -29,6 +31,7 @@ from raggity.store.vector_table import StoredChunk
 __all__ = [
     "AppendsRows",
     "Commits",
+    "Compacts",
     "DeletesRows",
     "Fingerprint",
     "IndexReader",
@@ -50,6 +53,7 @@ __all__ = [
     "StoredIds",
     "TakesLock",
     "WritesRowsElsewhere",
+    "cleanup_after_ingest",
 ]
 
 
@@ -153,6 +157,14 @@ class ReadsCommitted(Protocol):
 class MapsFailures(Protocol):
     def failure(self, exc: BaseException) -> RaggityError | None:
         """The one-line error for a store failure (full disk, unreachable store), or None."""
+        ...
+
+
+@runtime_checkable
+class Compacts(Protocol):
+    def compact(self, keep: timedelta, *, wait_seconds: float) -> CompactReport:
+        """Deletes the versions no reader can still be reading (replaced more than `keep` ago), never
+        the one a reader opens now (store/compact.py); takes the writer lock, waiting this long."""
         ...
 
 

@@ -20,6 +20,7 @@ from raggity.core.faults import checkpoint, fail_point
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vectors
 from raggity.store.bm25_index import Bm25Reader, Bm25Writer
+from raggity.store.compact import CompactReport, compact_local
 from raggity.store.index_seam import IndexWriter, Snapshot, StoredIds
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
@@ -29,7 +30,8 @@ from raggity.store.vector_index import DEFAULT_MIN_ROWS
 from raggity.store.vector_table import StoredChunk, VectorTableReader, VectorTableWriter
 
 # Old LanceDB versions stay this long after they were replaced: long enough for a search that opened
-# one to finish reading it, short enough that the index's size follows its content.
+# one to finish reading it, short enough that the index's size follows its content. An ingest through
+# the config uses [index] keep_versions_seconds instead (pipeline/ingest/indexer.py).
 VERSION_GRACE = timedelta(seconds=10)
 
 
@@ -40,9 +42,11 @@ class LocalIndex:
         self,
         layout: IndexLayout,
         *,
-        version_grace: timedelta = VERSION_GRACE,
+        version_grace: timedelta | None = VERSION_GRACE,
         vector_index_min_rows: int = DEFAULT_MIN_ROWS,
     ) -> None:
+        """`version_grace`: at each commit, delete versions replaced more than this long ago (None:
+        only `rag compact` does)."""
         self._layout = layout
         self._version_grace = version_grace
         self._index_min_rows = vector_index_min_rows
@@ -69,6 +73,9 @@ class LocalIndex:
     def committed(self) -> Manifest:
         return load_manifest(self._layout.manifest)
 
+    def compact(self, keep: timedelta, *, wait_seconds: float) -> CompactReport:
+        return compact_local(self._layout, keep, wait_seconds=wait_seconds)
+
     def failure(self, exc: BaseException) -> RaggityError | None:
         # LanceDB and Tantivy report a full disk or read-only media as ValueError/RuntimeError.
         if not isinstance(exc, OSError | RuntimeError | ValueError):
@@ -91,7 +98,7 @@ class LocalIndexWriter:
         layout: IndexLayout,
         dim: int,
         bm25_tokenizer: str,
-        version_grace: timedelta,
+        version_grace: timedelta | None,
         *,
         vector_index_min_rows: int = DEFAULT_MIN_ROWS,
     ) -> None:
@@ -165,4 +172,5 @@ class LocalIndexWriter:
             bm25.replace_all(table.chunks(manifest.live_ids()))
         bm25.close()
         manifest.save(self._layout.manifest)
-        table.cleanup(self._version_grace)
+        if self._version_grace is not None:
+            table.cleanup(self._version_grace)

@@ -15,14 +15,16 @@ import os
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from raggity.config.location import IndexLocation
-from raggity.core.errors import ConfigError, IndexBusyError, RaggityError
+from raggity.core.errors import ConfigError, IndexBusyError, IndexStateError, RaggityError
 from raggity.core.faults import checkpoint
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vectors
 from raggity.store.chunk_table import chunk_rows, chunk_schema
+from raggity.store.compact import CompactReport, compact_remote
 from raggity.store.index_seam import IndexWriter, LanceTarget, Snapshot, StoredIds
 from raggity.store.lance_fts import LanceFtsReader, create_fts_index
 from raggity.store.manifest import Manifest, parse_manifest
@@ -55,10 +57,19 @@ def lease_seconds() -> float:
 class ObjectStoreIndex:
     """IndexStore and IndexReader for an index at an s3:// URI."""
 
-    def __init__(self, location: IndexLocation, *, vector_index_min_rows: int = DEFAULT_MIN_ROWS) -> None:
+    def __init__(
+        self,
+        location: IndexLocation,
+        *,
+        cleanup: timedelta | None = None,
+        vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+    ) -> None:
+        """`cleanup`: after each publish, delete what was replaced more than this long ago (None:
+        only `rag compact` does)."""
         self._location = location
         self._lease: WriterLease | None = None
         self._index_min_rows = vector_index_min_rows
+        self._cleanup = cleanup
 
     @property
     def uri(self) -> str:
@@ -108,6 +119,7 @@ class ObjectStoreIndex:
                     S3Objects(self._location),
                     lease,
                     dim,
+                    self._cleanup,
                     vector_index_min_rows=self._index_min_rows,
                 )
             return
@@ -116,8 +128,15 @@ class ObjectStoreIndex:
             S3Objects(self._location),
             self._lease,
             dim,
+            self._cleanup,
             vector_index_min_rows=self._index_min_rows,
         )
+
+    def compact(self, keep: timedelta, *, wait_seconds: float) -> CompactReport:
+        if current_commit(S3Objects(self._location)) is None:  # no lease object in an empty prefix
+            raise IndexStateError(f"{self._location.uri}: no index yet", "run `rag ingest PATH` first")
+        with self.lock(wait_seconds) as lease:
+            return compact_remote(self._location, self._location.child(*TABLE_PATH), lease, keep)
 
     def committed(self) -> Manifest:
         objects = S3Objects(self._location)
@@ -149,10 +168,12 @@ class ObjectStoreIndexWriter:
         objects: S3Objects,
         lease: WriterLease,
         dim: int,
+        cleanup: timedelta | None = None,
         *,
         vector_index_min_rows: int = DEFAULT_MIN_ROWS,
     ) -> None:
         self._location = location
+        self._cleanup = cleanup
         self._objects = objects
         self._lease = lease
         self._index_min_rows = vector_index_min_rows
@@ -259,6 +280,9 @@ class ObjectStoreIndexWriter:
         publish(
             self._objects, self._lease, version=version, manifest=manifest.to_json(), previous=self._previous
         )
+        if self._cleanup is not None:  # still under the lease: no other writer meanwhile
+            checkpoint("remote:published")
+            compact_remote(self._location, self._uri, self._lease, self._cleanup)
 
     def _finish(self) -> int:
         """Compacts, rebuilds the full-text index so its statistics cover exactly the live rows, and

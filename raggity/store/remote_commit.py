@@ -39,15 +39,33 @@ LEASE_SECONDS = 600.0
 MAX_VERSION = 2**63 - 1
 # The manifest keys publish() writes: the table version, zero-padded, and a random hex id.
 _MANIFEST_KEY = re.compile(rf"{MANIFESTS}/([0-9]{{1,20}})-[0-9a-f]{{32}}\.json")
+# CURRENT remembers the commits it replaced for this long (and at most HISTORY_ENTRIES of them), so
+# that cleanup (store/compact.py) knows which versions a reader may still be reading.
+HISTORY_SECONDS = 7 * 86400.0
+HISTORY_ENTRIES = 1000
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """A commit CURRENT named until `until` (the publisher's clock, seconds since the epoch)."""
+
+    version: int
+    manifest: str
+    until: float
 
 
 @dataclass(frozen=True)
 class Commit:
-    """What CURRENT points at: the table version and the manifest object of one complete ingest."""
+    """What CURRENT points at: the table version and the manifest object of one complete ingest.
+
+    `history`: the commits CURRENT named before, newest first; complete for every replacement after
+    `history_since` (None: unknown, a CURRENT written before history was kept)."""
 
     version: int
     manifest: str
     etag: str
+    history: tuple[Replaced, ...] = ()
+    history_since: float | None = None
 
 
 class WriterLease:
@@ -182,7 +200,51 @@ def parse_pointer(body: bytes, etag: str) -> Commit | None:
         return None
     if not isinstance(manifest, str) or _MANIFEST_KEY.fullmatch(manifest) is None:
         return None
-    return Commit(version, manifest, etag)
+    history, since = _history(data)
+    return Commit(version, manifest, etag, history, since)
+
+
+def _history(data: dict[str, Any]) -> tuple[tuple[Replaced, ...], float | None]:
+    """The replaced commits CURRENT lists, and since when the list is complete. Readers never need
+    it, so a malformed list is not damage: it reads as unknown (cleanup then deletes nothing)."""
+    since, raw = data.get("history_since"), data.get("history")
+    if not isinstance(since, int | float) or isinstance(since, bool) or not isinstance(raw, list):
+        return (), None
+    entries: list[Replaced] = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) != 3:
+            return (), None
+        version, manifest, until = item
+        if type(version) is not int or not isinstance(manifest, str) or not _is_number(until):
+            return (), None
+        entries.append(Replaced(version, manifest, float(until)))
+    return tuple(entries), float(since)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _pointer(version: int, key: str, previous: Commit | None, now: float) -> bytes:
+    """CURRENT's body: the new commit, and the history of replaced commits with `previous` first."""
+    history: list[Replaced] = []
+    since = now
+    if previous is not None:
+        if previous.version >= 1:  # a recovered commit of version 0 named nothing readable
+            history.append(Replaced(previous.version, previous.manifest, now))
+        history += previous.history
+        if previous.history_since is not None:
+            since = previous.history_since
+    kept = [entry for entry in history if entry.until > now - HISTORY_SECONDS][:HISTORY_ENTRIES]
+    since = max([since, now - HISTORY_SECONDS, *(e.until for e in history[len(kept) :])])
+    return json.dumps(
+        {
+            "version": version,
+            "manifest": key,
+            "history_since": since,
+            "history": [[e.version, e.manifest, e.until] for e in kept],
+        }
+    ).encode()
 
 
 def recover_commit(objects: S3Objects, etag: str) -> Commit:
@@ -230,7 +292,7 @@ def publish(
     lease.renew()
     key = f"{MANIFESTS}/{version:012d}-{uuid.uuid4().hex}.json"
     objects.create(key, manifest.encode("utf-8"))
-    body = json.dumps({"version": version, "manifest": key}).encode()
+    body = _pointer(version, key, previous, time.time())
     try:
         etag = (
             objects.create(CURRENT, body)
@@ -241,7 +303,8 @@ def publish(
         raise IndexBusyError(
             "another writer committed to this index during this ingest", "run the ingest again"
         ) from None
-    return Commit(version, key, etag)
+    history, since = _history(json.loads(body))
+    return Commit(version, key, etag, history, since)
 
 
 def _parse(body: bytes) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from raggity.pipeline.ingest.run import IngestRequest, IngestRun
 from raggity.pipeline.ingest.sources import text_source
 from raggity.pipeline.ingest.sync import RowWriter
 from raggity.pipeline.models import Models
-from raggity.store.index_seam import IndexStore
+from raggity.store.index_seam import IndexStore, cleanup_after_ingest
 from raggity.store.layout import IndexLayout
 from raggity.store.local_index import LocalIndex
 
@@ -137,5 +137,13 @@ def index_store(config: Config) -> IndexStore:
     if location.remote:
         from raggity.store.object_index import ObjectStoreIndex  # noqa: PLC0415 - a local index never loads boto3
 
-        return ObjectStoreIndex(location, vector_index_min_rows=config.index.vector_index_min_rows)
-    return LocalIndex(IndexLayout(config.index_dir), vector_index_min_rows=config.index.vector_index_min_rows)
+        return ObjectStoreIndex(
+            location,
+            cleanup=cleanup_after_ingest(config.index),
+            vector_index_min_rows=config.index.vector_index_min_rows,
+        )
+    return LocalIndex(
+        IndexLayout(config.index_dir),
+        version_grace=cleanup_after_ingest(config.index),
+        vector_index_min_rows=config.index.vector_index_min_rows,
+    )

@@ -1,0 +1,153 @@
+"""Cleanup: deletes the versions of an index that no reader can still be reading (`rag compact`, and
+the automatic cleanup after an ingest, raggity.api.compact).
+
+A reader opens one version and reads it for as long as it works: a local reader the table's latest
+version at its query, a reader of an object store the version CURRENT named when it read CURRENT (a
+long `rag ask`, an `rag mcp` server between refreshes, a teammate's search on another machine). So a
+version may go once it was replaced more than `keep` ago; the one a reader would open now never goes.
+
+- Local folder: the LanceDB table's small fragments are merged, then every version replaced (by the
+  next one) more than `keep` ago is deleted, with the files only they used; Tantivy's files that its
+  last commit no longer lists are deleted (an open Tantivy reader keeps its segments mapped).
+- Object store: CURRENT lists the commits it replaced and when (remote_commit.Replaced); the versions
+  older than CURRENT's that it named within `keep`, and CURRENT's own, stay; every other older version
+  goes (intermediate versions of past ingests, which no reader ever opened), and so do the manifest
+  objects of no kept commit. Versions after CURRENT's (a writer that died) are left to the next
+  writer, which restores over them. A CURRENT written before the history was kept is trusted only
+  once its version is `keep` plus LEGACY_MARGIN old.
+
+Both run under the index's writer lock (the flock, or the lease), so no ingest writes meanwhile.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from raggity.config.schema import IndexConfig
+from raggity.core.errors import IndexStateError
+from raggity.store.bm25_index import Bm25Writer, built_with
+from raggity.store.ingest_lock import IngestLock
+from raggity.store.layout import IndexLayout
+from raggity.store.object_store import S3Objects
+from raggity.store.remote_commit import MANIFESTS, Commit, WriterLease, current_commit
+from raggity.store.uri import IndexLocation
+from raggity.store.vector_table import committed
+
+# A CURRENT without history: its version was created moments before it was published (the last step
+# of an ingest), so once it is this much older than `keep`, every older version was replaced before.
+LEGACY_MARGIN = timedelta(minutes=5)
+
+
+def cleanup_after_ingest(config: IndexConfig) -> timedelta | None:
+    """How long an ingest's own cleanup keeps replaced versions ([index] keep_versions_seconds), or
+    None when [index] compact_after_ingest is off."""
+    return timedelta(seconds=config.keep_versions_seconds) if config.compact_after_ingest else None
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """What one cleanup did."""
+
+    versions_removed: int
+    versions_kept: int
+    bytes_removed: int
+    manifests_removed: int
+    # Why nothing older could go yet (a CURRENT whose history is younger than `keep`), or "".
+    held_back: str = ""
+
+
+def compact_local(layout: IndexLayout, keep: timedelta, *, wait_seconds: float = 0.0) -> CompactReport:
+    """Merges fragments and deletes what no reader of the folder can still be reading."""
+    layout.require()
+    with IngestLock(layout.lock, wait_seconds=wait_seconds):
+        layout.check_entries(deep=True)  # nothing is deleted through a link
+        removed, kept, freed = _local_table(layout.table, keep)
+        if (layout.tantivy / "meta.json").is_file():
+            writer = Bm25Writer(layout.tantivy, built_with(layout.tantivy))
+            writer.close()  # garbage-collects the files no committed segment lists
+    return CompactReport(removed, kept, freed, 0)
+
+
+def _local_table(table: Path, keep: timedelta) -> tuple[int, int, int]:
+    if not committed(table):
+        return 0, 0, 0
+    import lance  # noqa: PLC0415 - lance loads on first use
+
+    dataset = lance.dataset(str(table))
+    dataset.optimize.compact_files()
+    dataset = lance.dataset(str(table))
+    versions: list[tuple[int, datetime]] = sorted((int(v["version"]), _made(v)) for v in dataset.versions())
+    now = datetime.now(versions[-1][1].tzinfo)  # Lance's times are naive local times
+    # A local reader opens the latest version: version i was replaced when version i+1 appeared.
+    doomed = [old for (old, _), (_, made) in itertools.pairwise(versions) if now - made >= keep]
+    return _delete_versions(dataset, doomed, len(versions))
+
+
+def _made(version: Any) -> datetime:
+    made = version["timestamp"]
+    if not isinstance(made, datetime):
+        raise TypeError(f"Lance version {version.get('version')} has no timestamp")
+    return made
+
+
+def compact_remote(
+    location: IndexLocation, table_uri: str, lease: WriterLease, keep: timedelta
+) -> CompactReport:
+    """Deletes old versions and manifests of the index at `location`; the caller holds `lease`."""
+    objects = S3Objects(location)
+    commit = current_commit(objects)
+    if commit is None:
+        raise IndexStateError(f"{location.uri}: no index yet", "run `rag ingest PATH` first")
+    import lance  # noqa: PLC0415 - lance loads on first use
+
+    dataset = lance.dataset(table_uri, storage_options=dict(location.storage_options))
+    versions = {int(v["version"]): _made(v) for v in dataset.versions()}
+    kept_commits, held_back = _kept_commits(commit, keep, versions)
+    if held_back:
+        return CompactReport(0, len(versions), 0, 0, held_back)
+    protected = {version for version, _ in kept_commits}
+    doomed = [v for v in versions if v < commit.version and v not in protected]
+    removed, kept, freed = _delete_versions(dataset, doomed, len(versions))
+    lease.renew()
+    manifests = {key for _, key in kept_commits}
+    gone = 0
+    for name in objects.names(f"{MANIFESTS}/"):
+        if name not in manifests:
+            found = objects.get(name)
+            if found is not None:
+                objects.delete(name, found.etag)
+                gone += 1
+    return CompactReport(removed, kept, freed, gone)
+
+
+def _kept_commits(
+    commit: Commit, keep: timedelta, versions: dict[int, Any]
+) -> tuple[set[tuple[int, str]], str]:
+    """The (version, manifest) of every commit a reader may still be reading, or why none can be
+    told apart yet (then nothing older than CURRENT's version may go)."""
+    now = datetime.now().timestamp()
+    cutoff = now - keep.total_seconds()
+    current = {(commit.version, commit.manifest)}
+    if commit.history_since is None:
+        made = versions.get(commit.version)
+        if made is None or datetime.now(made.tzinfo) - made < keep + LEGACY_MARGIN:
+            return current, "CURRENT was written before it kept a history, and its version is recent"
+        return current, ""
+    if commit.history_since > cutoff:
+        return current, "CURRENT's history of replaced versions is younger than the window"
+    return current | {(e.version, e.manifest) for e in commit.history if e.until > cutoff}, ""
+
+
+def _delete_versions(dataset: Any, doomed: list[int], total: int) -> tuple[int, int, int]:
+    """Deletes the versions `doomed` (never the latest, which Lance keeps) and the files only they
+    use; the caller holds the writer lock, so files of no version are a dead writer's and go too."""
+    if not doomed:
+        return 0, total, 0
+    # `versions` alone: exactly these go, whatever their age (no `older_than` default applies).
+    stats = dataset.cleanup_old_versions(versions=sorted(doomed), delete_unverified=True)
+    removed = int(stats.old_versions)
+    return removed, total - removed, int(stats.bytes_removed)
