@@ -106,7 +106,9 @@ class AzureContainer:
 
 
 def _code(exc: Any) -> str:
-    return str(getattr(exc, "error_code", "") or "")
+    """The service's error code ("ContainerNotFound"); the SDK gives it as a str enum or a str."""
+    code = getattr(exc, "error_code", None) or ""
+    return str(getattr(code, "value", code))
 
 
 def azure_error(exc: BaseException, location: IndexLocation) -> RaggityError:
@@ -117,15 +119,11 @@ def azure_error(exc: BaseException, location: IndexLocation) -> RaggityError:
     )
 
     code = _code(exc)
-    if (
-        isinstance(exc, ClientAuthenticationError)
-        or code.startswith("Authorization")
-        or code
-        in (
-            "AuthenticationFailed",
-            "InvalidAuthenticationInfo",
-        )
-    ):
+    refused = code.startswith("Authorization") or code in (
+        "AuthenticationFailed",
+        "InvalidAuthenticationInfo",
+    )
+    if isinstance(exc, ClientAuthenticationError) or refused or getattr(exc, "status_code", 0) in (401, 403):
         return IndexLocationError(
             f"{location.uri}: the object store refused the credentials ({code or 'authentication'})",
             "check AZURE_STORAGE_ACCOUNT_KEY (or the SAS token or identity) and its access to the container",

@@ -13,9 +13,11 @@ _UNREACHABLE = re.compile(
     r"error sending request|ConnectionRefused|tcp connect error|dns error|timed out|Connection reset", re.I
 )
 _CREDENTIALS = re.compile(
-    r"InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|ExpiredToken|Forbidden|\b403\b|\b401\b", re.I
+    r"InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|ExpiredToken|Forbidden|\b403\b|\b401\b"
+    r"|AuthenticationFailed|AuthorizationFailure",  # the last two: Azure's
+    re.I,
 )
-_NO_BUCKET = re.compile(r"NoSuchBucket", re.I)
+_NO_BUCKET = re.compile(r"NoSuchBucket|ContainerNotFound", re.I)
 _FIRST_LINE_LIMIT = 160
 
 
