@@ -3,6 +3,8 @@ it can be run here without an index or a model (the whole story runs in tests/e2
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from raggity.core.types import Answer, Candidate, Chunk, Citation, Location, Passage
 from raggity.pipeline.answer.budget import fit_to_budget
 from raggity.pipeline.answer.settings import AskSettings
@@ -13,7 +15,6 @@ from raggity.pipeline.answer.stages import (
     select_stage,
     support_stage,
 )
-from raggity.store.vector_table import VectorTableReader
 
 
 def chunk(name: str, text: str = "some text", parent: str = "p") -> Chunk:
@@ -52,11 +53,10 @@ def test_without_parent_documents_the_hits_are_the_sources_and_no_table_is_read(
     class NoTable:
         """Stands in for the index table: reading it here would be the bug."""
 
-        def fetch_by_parent(self, parent_ids: list[str]) -> list[Chunk]:
+        def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]:
             raise AssertionError("parent passages read with parent_document off")
 
-    table: VectorTableReader = NoTable()  # type: ignore[assignment]
-    staged = parents_stage([candidate("a", 0.6), candidate("b", 0.6)], table, parent_document=False)
+    staged = parents_stage([candidate("a", 0.6), candidate("b", 0.6)], NoTable(), parent_document=False)
 
     assert [c.id for c in staged.value] == ["a", "b"]
     assert staged.detail == {"enabled": False}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from raggity.core.protocols import EmbedTexts, Generator
 from raggity.core.trace import Staged, passed
@@ -35,7 +36,6 @@ from raggity.pipeline.answer.stream import AttributedStream, StreamResult
 from raggity.retrieval.abstain import should_abstain
 from raggity.retrieval.selection import select_candidates
 from raggity.store.manifest import Manifest
-from raggity.store.vector_table import VectorTableReader
 
 # Shown instead of an answer when the model judged that the sources do not answer the question.
 REFUSAL_MESSAGE = "The sources found do not answer this question."
@@ -50,6 +50,13 @@ NO_ANSWER_MESSAGE = (
     "headings or names, or only said the question back). Try rephrasing the question, or read the "
     "sources with rag search."
 )
+
+
+class ParentPassages(Protocol):
+    """What parent expansion reads of the index: the chunks under each parent id, in any order
+    (store/vector_table.py's VectorTableReader)."""
+
+    def fetch_by_parent(self, parent_ids: Sequence[str]) -> list[Chunk]: ...
 
 
 @dataclass(frozen=True)
@@ -79,14 +86,14 @@ def select_stage(candidates: list[Candidate], settings: AskSettings) -> Staged[l
 
 
 def parents_stage(
-    selected: Sequence[Candidate], table: VectorTableReader, parent_document: bool
+    selected: Sequence[Candidate], table: ParentPassages, parent_document: bool
 ) -> Staged[list[Chunk]]:
     """The sources to read: each hit's parent passage, or the hits themselves when that is off."""
     chunks = expand_to_parents(selected, table) if parent_document else [c.chunk for c in selected]
     return Staged(chunks, len(chunks), {"enabled": parent_document})
 
 
-def expand_to_parents(selected: Sequence[Candidate], table: VectorTableReader) -> list[Chunk]:
+def expand_to_parents(selected: Sequence[Candidate], table: ParentPassages) -> list[Chunk]:
     """Each hit is replaced by its parent passage (its children joined in order); hits that share a
     parent become one source, at the best hit's rank."""
     siblings: dict[str, list[Chunk]] = {}
@@ -273,11 +280,12 @@ def support_stage(answer: Answer, closest: tuple[Passage, ...]) -> Staged[Answer
     return Staged(declined, 0, {"declined": True})
 
 
-def freshness_stage(answer: Answer, manifest: Manifest) -> Staged[Answer]:
+def freshness_stage(answer: Answer, manifest: Manifest, root: str | None = None) -> Staged[Answer]:
     """Whether the files behind the answer are still what was indexed; a decline also counts the
-    files written since the last ingest, which may hold what was asked."""
+    files written since the last ingest, which may hold what was asked. `root`: where files named
+    relative to [index] root are on this checkout."""
     read = [c.source for c in (*answer.citations, *answer.sources_read)] + [p.source for p in answer.closest]
-    changed = changed_since_ingest(read, manifest)
-    newer = newer_files(manifest) if answer.declined else 0
+    changed = changed_since_ingest(read, manifest, root)
+    newer = newer_files(manifest, root) if answer.declined else 0
     checked = replace(answer, changed_sources=changed, newer_files=newer)
     return Staged(checked, 1, {"checked": len(set(read)), "changed": len(changed), "newer_files": newer})
