@@ -213,7 +213,7 @@ class VectorTableReader:
                 "nprobes": self._ann.nprobes,
                 "refine_factor": self._ann.refine_factor,
             },
-            columns=[*present_columns(self._dataset), "vector"],
+            columns=[*present_columns(self._dataset), "vector", "_distance"],
         )
         pairs = []
         for row in result.to_pylist():

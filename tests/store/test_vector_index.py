@@ -204,3 +204,23 @@ def test_the_config_threshold_reaches_an_ingest_into_an_index_folder(tmp_path: P
 
 def test_the_schema_default_is_the_store_default() -> None:
     assert IndexConfig().vector_index_min_rows == DEFAULT_MIN_ROWS
+
+
+def test_search_and_upkeep_through_the_index_print_nothing(
+    folder: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Lance warns on stderr (which is the user's terminal) about a search that does not ask for
+    `_distance`, and about index statistics that include centroids; raggity must do neither."""
+    rng = np.random.default_rng(11)
+    vectors, chunks = _vectors(rng, 1600), _chunks(0, 1600)
+    writer = _written(folder, chunks, vectors)
+    writer.add(_chunks(1600, 50), _vectors(rng, 50))
+    writer.compact()  # the update path reads the index's statistics
+    capfd.readouterr()
+    reader = _reader(folder)
+    assert reader.indexed
+    reader.nearest(vectors[3], 10)
+    assert keep_vector_index(_dataset(folder), THRESHOLD).action == "current"
+    captured = capfd.readouterr()
+    assert captured.err == ""
+    assert captured.out == ""
