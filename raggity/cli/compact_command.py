@@ -25,9 +25,9 @@ def compact_command(
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running ingest.", min=0)] = 0.0,
     json_out: JsonOption = False,
 ) -> None:
-    """Free the space of old index versions: merge small table fragments, then delete the versions
-    replaced more than [index] keep_versions_seconds ago (with the files only they use), old
-    manifests on object storage, and the keyword index's unused files.
+    """Free the space of old index versions: delete the versions replaced more than [index]
+    keep_versions_seconds ago (with the files only they use), old manifests on object storage, and
+    the keyword index's unused files; a local index's small table fragments are merged first.
 
     A search, `rag ask` or `rag mcp` that opened an older version keeps reading it until the window
     has passed; the version readers open now is never deleted. Takes the index's writer lock (the

@@ -11,6 +11,7 @@ import typer
 from raggity.cli.cache_command import cache_app
 from raggity.cli.calibrate_command import calibrate_command
 from raggity.cli.chat_command import chat_command
+from raggity.cli.compact_command import compact_command
 from raggity.cli.doctor_command import doctor_command
 from raggity.cli.errors import GuardedGroup
 from raggity.cli.eval_command import eval_command
@@ -233,6 +234,7 @@ app.add_typer(models_app, name="models")
 app.command("graph-build")(graph_build)
 app.add_typer(graph_app, name="graph")
 app.add_typer(cache_app, name="cache")
+app.command("compact")(compact_command)
 app.command("chat")(chat_command)
 app.command("mcp")(mcp_command)
 app.command("watch")(watch_command)

@@ -22,7 +22,7 @@ from raggity.store.layout import IndexLayout
 from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import MANIFESTS, current_commit
 from tests.reliability.conftest import Store
-from tests.reliability.helpers import QUERY, file_text, write_corpus, write_rag_config
+from tests.reliability.helpers import QUERY, file_text, rag, write_corpus, write_rag_config
 
 HOUR = 3600
 
@@ -171,3 +171,25 @@ def test_the_committed_version_stays_when_a_dead_writer_left_newer_ones(
     assert results(snapshot(s), models) == expected
     s.ingest([docs])  # the next writer restores over the dead writer's version and converges
     assert results(snapshot(s), models) == expected
+
+
+def test_rag_compact_on_the_command_line(tmp_path: Path, models: Models) -> None:
+    config = write_rag_config(tmp_path)
+    docs = tmp_path / "docs"
+    paths = write_corpus(docs, 3)
+    s = session(config, models, IndexConfig(path=str(tmp_path / ".raggity")))
+    s.ingest([docs])
+    edit(docs, paths, 1)
+    s.ingest([docs])
+
+    done = rag(config, "compact", "--keep", "0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("removed ")
+    assert "1 kept" in done.stdout
+    assert len(versions(s)) == 1
+
+    missing = write_rag_config(tmp_path / "elsewhere")
+    refused = rag(missing, "compact")
+    assert refused.returncode == 4
+    assert "no index yet" in refused.stderr
+    assert "Traceback" not in refused.stderr
