@@ -14,11 +14,12 @@ the index's floors and ceiling. Every question that either setting lets through 
 the thresholds off (the answer does not depend on them: they only decide whether it is given), logged
 too, and scored by the key-facts rule of bench/docs_questions.py:
 
-- answerable: right (not declined, half its key facts held), refused (declined by the thresholds or
-  by the answer's own checks), and answered, shown as verified (a sentence supported by a source),
-  but wrong;
-- unrelated (the other set's FAQ questions, which these docs cannot answer): declined, and answered
-  and shown as verified (any answer to them is wrong).
+- answerable: right (not declined, half its key facts held), partly right (the lenient measure),
+  refused (declined by the thresholds or by the answer's own checks; refused_by_thresholds: by the
+  first, before anything is generated), and verified_wrong: answered,
+  shown as verified (a sentence supported by a source), but not right;
+- unrelated (the other set's FAQ questions, which these docs cannot answer): declined, and
+  unrelated_verified: answered and shown as verified (every answer to them is wrong).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.docs_questions import judge
+from bench.docs_questions import judge, partly_right
 from raggity.api import load_config
 from raggity.api.calibrate_corpus import calibrate_corpus
 from raggity.api.calibration_signals import OFF, signal_row, signals_session
@@ -46,13 +47,14 @@ class Question:
     group: str  # "answerable" or "unrelated"
     text: str
     facts: tuple[str, ...]
+    all_facts: tuple[str, ...]
 
 
 def _questions(path: Path, group: str, limit: int) -> list[Question]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     field = "question" if group == "answerable" else "text"
     return [
-        Question(group, str(r[field]), tuple(r.get("key_facts", ())))
+        Question(group, str(r[field]), tuple(r.get("key_facts", ())), tuple(r.get("all_facts", ())))
         for r in rows
         if not r.get("impossible", False)
     ][:limit]
@@ -84,15 +86,24 @@ def deciding(resolved: ResolvedThresholds, configured_floor: float) -> Decide:
 def score(
     questions: list[Question], signals: Mapping[str, Signal], answers: Mapping[str, Any], decide: Decide
 ) -> dict[str, Any]:
-    counts = {"answerable": 0, "right": 0, "refused": 0, "unrelated": 0, "declined": 0, "verified_wrong": 0}
+    counts = dict.fromkeys(
+        ("answerable", "right", "partly_right", "refused", "verified_wrong", "unrelated", "declined"), 0
+    )
+    counts["unrelated_verified"] = counts["refused_by_thresholds"] = 0
     for q in questions:
         counts[q.group] += 1
-        if decide(signals[q.text]) or answers[q.text]["declined"]:  # the first: never generated
+        by_thresholds = decide(signals[q.text])
+        if by_thresholds or answers[q.text]["declined"]:  # the first: never generated
             counts["refused" if q.group == "answerable" else "declined"] += 1
+            counts["refused_by_thresholds"] += by_thresholds and q.group == "answerable"
             continue
         answer = answers[q.text]
-        right = q.group == "answerable" and judge(str(answer["text"]), False, q.facts)[0]
+        if q.group == "unrelated":
+            counts["unrelated_verified"] += bool(answer["verified"])
+            continue
+        right = judge(str(answer["text"]), False, q.facts)[0]
         counts["right"] += right
+        counts["partly_right"] += partly_right(str(answer["text"]), False, q.all_facts)
         counts["verified_wrong"] += bool(answer["verified"]) and not right
     return counts
 
