@@ -3,7 +3,9 @@ whether a decline may come from files the index has not seen yet.
 
 A source is checked by its size and modification time against the manifest, and by its content hash
 where those differ (a `touch` or a checkout that rewrote the same bytes is not a change). Only names
-that are absolute paths are files: an in-memory document (a benchmark corpus) has nothing to compare.
+that are absolute paths are files: an in-memory document (a benchmark corpus) has nothing to compare;
+an index that names files relative to a root ([index] root) is checked against the files under this
+checkout's `root`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ MAX_HASHED_BYTES = 32 * 1024 * 1024
 _READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
-def changed_since_ingest(sources: Iterable[str], manifest: Manifest) -> tuple[str, ...]:
+def _file(source: str, root: str | None) -> str | None:
+    """The file a recorded name stands for here, or None for a name that is not a file."""
+    if os.path.isabs(source):
+        return source
+    return os.path.join(root, source) if root is not None else None
+
+
+def changed_since_ingest(
+    sources: Iterable[str], manifest: Manifest, root: str | None = None
+) -> tuple[str, ...]:
     """The files among `sources` that were changed or deleted since they were indexed."""
     changed: list[str] = []
     for source in dict.fromkeys(sources):
         entry = manifest.sources.get(source)
-        if entry is not None and os.path.isabs(source) and _differs(source, entry):
+        path = _file(source, root)
+        if entry is not None and path is not None and _differs(path, entry):
             changed.append(source)
     return tuple(changed)
 
@@ -57,7 +69,7 @@ def _differs(path: str, entry: SourceEntry, folder: int | None = None) -> bool:
         os.close(fd)
 
 
-def newer_files(manifest: Manifest) -> int:
+def newer_files(manifest: Manifest, root: str | None = None) -> int:
     """How many files in the indexed folders were written after the last ingest, among those with the
     extension of a file indexed beside them (new or edited notes, not editor leftovers). An indexed
     file written again with the same bytes (a `touch`, a checkout, a package reinstalled) is not
@@ -67,9 +79,12 @@ def newer_files(manifest: Manifest) -> int:
         return 0
     since_ns = int(manifest.last_ingest * 1e9)
     suffixes: dict[str, set[str]] = {}
+    named: dict[str, str] = {}  # each file here, by the name the index records it under
     for source in manifest.sources:
-        if os.path.isabs(source):
-            folder, name = os.path.split(source)
+        path = _file(source, root)
+        if path is not None:
+            named[path] = source
+            folder, name = os.path.split(path)
             suffixes.setdefault(folder, set()).add(os.path.splitext(name)[1])
     count = 0
     budget = MAX_HASHED_BYTES
@@ -89,7 +104,7 @@ def newer_files(manifest: Manifest) -> int:
                     continue
                 if not stat.S_ISREG(info.st_mode) or info.st_mtime_ns <= since_ns:
                     continue
-                entry = manifest.sources.get(os.path.join(folder, name))
+                entry = manifest.sources.get(named.get(os.path.join(folder, name), ""))
                 if entry is None or info.st_size != entry.size or info.st_size > budget:
                     count += 1
                     continue
