@@ -1,6 +1,6 @@
 """The support stage applied to answers written before it existed: what "no source, no answer" changes.
 
-    python -m bench.support_replay DETAILS.jsonl [DETAILS.jsonl ...]
+    python -m bench.lab.support_replay DETAILS.jsonl [DETAILS.jsonl ...]
 
 Each file holds `rag eval --answers --details` lines of a tree without the support stage
 (docs/answers.md, "No source, no answer"). The stage runs after generation and changes nothing

@@ -1,6 +1,6 @@
 """Replays the answers of a `rag eval --answers --details` run through today's citation checks.
 
-    python -m bench.replay_citations DETAILS.jsonl --dataset DIR --index IDX [--ooc OOC_DIR] [--out F.jsonl]
+    python -m bench.lab.replay_citations DETAILS.jsonl --dataset DIR --index IDX [--ooc OOC_DIR] [--out F.jsonl]
 
 Citation checks run after the answer is written and change nothing the model reads, so a run's
 answers can be checked again without generating them: each answered question is asked once more

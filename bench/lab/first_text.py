@@ -2,7 +2,7 @@
 commits can be compared in one run (docs/answers.md, "The model"; the runs so far:
 docs/lab/answers-notebook.md, "The model").
 
-    PYTHONPATH=<checkout of a commit> python <this checkout>/bench/first_text.py --index DIR [--questions 20]
+    PYTHONPATH=<checkout of a commit> python <this checkout>/bench/lab/first_text.py --index DIR [--questions 20]
 
 (run by path from outside the checkouts, so that `raggity` comes from PYTHONPATH)
 

@@ -1,0 +1,1 @@
+"""One-off experiments whose results are recorded in the notebook (docs/lab/); not product code, not linted as such."""
