@@ -1,4 +1,5 @@
-"""`rag calibrate --corpus`: a refusal ceiling fitted on this index, for this model.
+"""`rag calibrate --corpus`: the cosine and coverage floors and the refusal ceiling, fitted on this
+index for this model.
 
 The shipped set is Wikipedia; a ceiling fitted there refused documentation questions the docs
 answer. Here the answerable questions are written by the model from the index's own chunks (a fixed
@@ -8,19 +9,19 @@ one whose answer the chunk does not say, is no answerable question of this index
 decline are of two kinds: each kept question asked again with its own file's chunks taken out of the
 sources ("answer_removed": on-topic sources that do not hold the answer, as SQuAD's unanswerable
 questions are in the model's calibration), and the shipped set's unrelated ones (about Wikipedia
-articles no index here holds). The first kind is what holds the ceiling down: on documentation a fit without it chose a ceiling
-of 1.0, which switches the model's judgement off. A question whose answer another file also holds is
-declined at no cost to the fit, so that kind errs strict.
+articles no index here holds). The first kind is what holds the ceiling down: on documentation a
+fit without it chose a ceiling of 1.0, which switches the model's judgement off. A question whose
+answer another file also holds is declined at no cost to the fit, so that kind errs strict.
 
 Two steps, each by the principle of evaluation/calibration.py (at most 5% of the answerable questions
 declined). First the topic gates, the cosine and coverage floors, on the answerable and unrelated
 questions alone (fit_floors): the model's floors were fitted on Wikipedia paragraphs, where the cosine
-floor could not be moved, and on documentation they fail both ways (measured on git's pages with the
-0.5B model: the coverage floor 0.4 refused 3 of 17 answerable FAQ questions, while the default cosine
-floor 0.25 let through FAQ questions of another project's documentation that the dense cosine, with
-this index's own floor, declines). The answer-removed questions are left out of this step: they are
-about this index, so no topic gate can tell them apart, and they would push a floor into the
-answerable ones. Then the ceiling above those floors, on every group. Format 2 of the stored entry
+floor was not fitted, and on documentation they fail both ways (on 55 of git's pages with the 0.5B
+model, the coverage floor 0.4 refused 3 of 17 answerable FAQ questions, and the model's pair at the
+cosine floor 0.25 let through 3 of 17 of Django's FAQ questions, which this index's fitted cosine
+floor, 0.41, declines: see docs/answers.md). The answer-removed questions are left out of this
+step: they are about this index, so no topic gate can tell them apart, and they would push a floor
+into the answerable ones. Then the ceiling above those floors, on every group. Format 2 of the stored entry
 (CORPUS_FORMAT) holds the fitted cosine floor, which `rag ask` then uses in place of
 [retrieval] sufficiency_floor where it is higher; an entry of format 1 fitted the ceiling alone.
 """
