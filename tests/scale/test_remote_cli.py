@@ -332,14 +332,14 @@ def test_ctrl_c_mid_ingest_releases_the_lease_and_publishes_nothing(s3: S3Server
 
 
 @pytest.mark.parametrize("command", [["search", "dutch oven"], ["status"], ["ingest", "docs"]])
-def test_a_gs_index_is_one_line_until_its_conditional_writes_exist(
+def test_a_gs_index_is_one_line_until_lances_writes_to_gcs_are_tested(
     tmp_path: Path, command: list[str]
 ) -> None:
     write_corpus(tmp_path / "docs")
     config = write_config(tmp_path, index={"path": "gs://team-bucket/docs"})
     done = rag("--config", str(config), *command, cwd=tmp_path, env=_env())
     assert done.returncode == 8, done.stderr
-    assert "implemented for s3:// only so far" in assert_clean_error(done.stderr)
+    assert "gs:// indexes are not enabled yet" in assert_clean_error(done.stderr)
 
 
 def test_the_mcp_tools_read_the_s3_index(project: Project, s3: S3Server) -> None:
