@@ -29,6 +29,7 @@ from typing import Any
 
 from raggity.config.schema import IndexConfig
 from raggity.core.errors import IndexStateError
+from raggity.core.faults import checkpoint
 from raggity.store.bm25_index import Bm25Writer, built_with
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
@@ -109,10 +110,9 @@ def compact_remote(
     kept_commits, held_back = _kept_commits(commit, keep, versions)
     if held_back:
         return CompactReport(0, len(versions), 0, 0, held_back)
-    protected = {version for version, _ in kept_commits}
-    doomed = [v for v in versions if v < commit.version and v not in protected]
-    removed, kept, freed = _delete_versions(dataset, doomed, len(versions))
-    lease.renew()
+    # Manifests first: a kill before the versions go leaves versions no manifest names (the next
+    # cleanup takes them), never a manifest whose version is gone (`rag ingest --rebuild` recovers a
+    # damaged CURRENT from the newest manifest).
     manifests = {key for _, key in kept_commits}
     gone = 0
     for name in objects.names(f"{MANIFESTS}/"):
@@ -121,11 +121,16 @@ def compact_remote(
             if found is not None:
                 objects.delete(name, found.etag)
                 gone += 1
+    checkpoint("compact:manifests")
+    lease.renew()
+    protected = {version for version, _ in kept_commits}
+    doomed = [v for v in versions if v < commit.version and v not in protected]
+    removed, kept, freed = _delete_versions(dataset, doomed, len(versions))
     return CompactReport(removed, kept, freed, gone)
 
 
 def _kept_commits(
-    commit: Commit, keep: timedelta, versions: dict[int, Any]
+    commit: Commit, keep: timedelta, versions: dict[int, datetime]
 ) -> tuple[set[tuple[int, str]], str]:
     """The (version, manifest) of every commit a reader may still be reading, or why none can be
     told apart yet (then nothing older than CURRENT's version may go)."""

@@ -4,6 +4,7 @@ cleanup keeps its results, on both stores behind the index seam (a folder, and a
 
 from __future__ import annotations
 
+import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from raggity.store.object_store import S3Objects
 from raggity.store.remote_commit import MANIFESTS, current_commit
 from tests.reliability.conftest import Store
 from tests.reliability.helpers import QUERY, file_text, rag, write_corpus, write_rag_config
+from tests.support import write_config
 
 HOUR = 3600
 
@@ -193,3 +195,36 @@ def test_rag_compact_on_the_command_line(tmp_path: Path, models: Models) -> None
     assert refused.returncode == 4
     assert "no index yet" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("kill_at", ["remote:published", "compact:manifests"])
+def test_an_ingest_killed_in_its_cleanup_leaves_its_commit_and_the_next_cleanup_finishes(
+    tmp_path: Path, models: Models, s3: Any, kill_at: str
+) -> None:
+    config = write_config(
+        tmp_path,
+        ingest={"paths": ["docs"], "chunk_tokens": 32, "parent_tokens": 64},
+        index={"path": s3.prefix(), "storage": s3.storage_options, "keep_versions_seconds": 0},
+    )
+    docs = tmp_path / "docs"
+    paths = write_corpus(docs, 4)
+    s = Raggity(load_config(config), embedder=models.embedder, tokenizer=models.tokenizer)
+    s.ingest([docs])
+    edit(docs, paths, 1)
+
+    killed = rag(config, "ingest", env={"RAGGITY_KILL_AT": kill_at})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # Killed after its publish: readers get the new commit, whole (the table version holds exactly
+    # the rows its manifest lists), whatever of the cleanup ran.
+    committed = snapshot(s)
+    assert str(docs / "new1.md") in committed.manifest.sources
+    assert set(committed.table.all_ids()) == committed.manifest.live_ids()
+    expected = results(committed, models)
+
+    compact_index(s.config)
+    objects = S3Objects(s.config.index_location)
+    commit = current_commit(objects)
+    assert commit is not None
+    assert versions(s) == [commit.version]
+    assert objects.names(f"{MANIFESTS}/") == [commit.manifest]
+    assert results(snapshot(s), models) == expected
