@@ -1,6 +1,7 @@
 """A mixed folder of documents for an ingest run (issue #44): Word, PowerPoint, Excel, OpenDocument
 text, CSV, notebooks, mail and e-books, each holding one distinct fact in a table, a slide's notes,
-a notebook cell or a message, written by the formats' own libraries (the dev extra has them).
+a notebook cell or a message, written by the formats' own libraries (the dev extra has them); and two
+scanned pages (a PNG and an image-only PDF, text drawn by Pillow) that only OCR can read.
 
     .venv/bin/python bench/office_folder.py /tmp/mixed 200
     .venv/bin/rag init /tmp/mixed.toml --force
@@ -23,6 +24,7 @@ import pptx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from ebooklib import epub  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from odf.opendocument import OpenDocumentText  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
+from PIL import Image, ImageDraw, ImageFont
 
 PARAGRAPH = "This paragraph is filler about harbours, boats, tides and the people who keep the lights. "
 
@@ -100,11 +102,38 @@ def write(folder: Path, k: int) -> None:  # noqa: PLR0915 - one short branch per
         epub.write_epub(str(folder / f"book{k}.epub"), book)
 
 
+SCANS = {
+    "scan-notice.png": [
+        "Notice to all keepers",
+        "The harbour office moves to 17 Quay Street in March.",
+        "Boats come in at dawn and leave at dusk.",
+    ],
+    "scan-letter.pdf": [
+        "Letter from the council",
+        "The new foghorn was tested on the ninth of May.",
+        "Tides and lights are logged by the keeper.",
+    ],
+}
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def scan(path: Path, lines: list[str]) -> None:
+    """A page as a scanner gives it: an A4 image at 150 dpi with no text layer (a PDF of the image)."""
+    font = ImageFont.truetype(FONT, 30) if Path(FONT).exists() else ImageFont.load_default(size=30)
+    image = Image.new("L", (1240, 1754), 255)
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(lines):
+        draw.text((90, 140 + 70 * number), line.strip(), fill=0, font=font)
+    image.save(path, resolution=150.0)
+
+
 def main() -> None:
     folder = Path(sys.argv[1])
     folder.mkdir(parents=True, exist_ok=True)
     for k in range(int(sys.argv[2])):
         write(folder, k)
+    for name, lines in SCANS.items():
+        scan(folder / name, lines)
 
 
 if __name__ == "__main__":

@@ -70,13 +70,16 @@ def read_image(data: bytes, source: str, *, options: OcrOptions, max_chars: int)
     return _document(source, texts, PAGE_PLACE if several else IMAGE_PLACE, max_chars)
 
 
-def picture_lines(data: bytes, *, min_side: int) -> list[str]:
-    """The lines OCR finds in one picture inside a document (readers/pictures.py); none for a picture
-    smaller than `min_side` pixels a side, judged from its header before any pixel is decoded."""
+def open_picture(data: bytes, *, min_side: int) -> Image | None:
+    """A picture inside a document (readers/pictures.py), its header read but no pixel decoded; None
+    when it is smaller than `min_side` pixels a side (an icon, a bullet, a rule)."""
     image = _open(data)
     width, height = image.size
-    if min(width, height) < min_side:
-        return []
+    return None if min(width, height) < min_side else image
+
+
+def picture_lines(image: Image) -> list[str]:
+    """The lines OCR finds in a picture from open_picture (its first frame)."""
     return recogniser()(_decoded(image, 0))
 
 

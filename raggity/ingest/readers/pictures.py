@@ -43,18 +43,27 @@ class Pictures:
         """The lines OCR finds in picture `name` (bytes `data`); "" when it is not read or holds none."""
         if not self._enabled or not data:
             return ""
+        # OCR loads only when a picture is read.
+        from raggity.ingest.readers.ocr import open_picture, picture_lines  # noqa: PLC0415
+
+        short = PurePosixPath(name).name
+        try:
+            image = open_picture(data, min_side=MIN_SIDE)
+        except UnreadableFileError as exc:
+            report(Activity(self._source, "OCR picture", f"picture {short}: {exc}"))
+            return ""
+        if image is None:
+            return ""  # too small to hold a line of text: not counted against the cap
         if self._read >= self._options.max_pages:
             self._passed += 1
             return ""
-        from raggity.ingest.readers.ocr import picture_lines  # noqa: PLC0415 - OCR loads only when a picture is read
-
         self._read += 1
-        where = f"OCR picture {self._read} ({PurePosixPath(name).name})"
+        where = f"OCR picture {self._read} ({short})"
         report(Activity(self._source, where))
         try:
-            return "\n".join(picture_lines(data, min_side=MIN_SIDE)).strip()
+            return "\n".join(picture_lines(image)).strip()
         except UnreadableFileError as exc:
-            report(Activity(self._source, where, f"picture {PurePosixPath(name).name}: {exc}"))
+            report(Activity(self._source, where, f"picture {short}: {exc}"))
             return ""
 
     def finish(self) -> None:
