@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -26,8 +25,8 @@ from bench.ingest_docs import CLI, ingest_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = ROOT.parent / "shared" / "eval" / "scifact"
-HTML = Path("/usr/share/doc/python-django-doc/html/topics/db")
-DOCS = 300
+HTML = Path("/usr/share/doc/python-django-doc/html/topics/http")
+DOCS = 150
 ROUNDS = 2
 HELP_RUNS = 5
 
@@ -38,8 +37,15 @@ def scifact_slice(folder: Path, documents: int) -> Path:
     with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as corpus:
         lines = [line for _, line in zip(range(documents), corpus, strict=False)]
     (folder / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
-    shutil.copy(SCIFACT / "queries.jsonl", folder / "queries.jsonl")
-    shutil.copytree(SCIFACT / "qrels", folder / "qrels")
+    ids = {json.loads(line)["_id"] for line in lines}
+    header, *rows = (SCIFACT / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    kept = [row for row in rows if row.split("\t")[1] in ids]
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("\n".join([header, *kept]) + "\n", encoding="utf-8")
+    asked = {row.split("\t")[0] for row in kept}
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as queries:
+        chosen = [line for line in queries if json.loads(line)["_id"] in asked]
+    (folder / "queries.jsonl").write_text("".join(chosen), encoding="utf-8")
     return folder
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,3 +29,33 @@ def dedup_indices(vectors: Sequence[Vectors] | Vectors, threshold: float) -> lis
     if matrix.size == 0:
         return []
     return [i for i, keep in enumerate(near_duplicate_mask(matrix, threshold)) if keep]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> frozenset[str]:
+    """Lowercase word set, split as the keyword query is (store/bm25_index.lexical_query_text)."""
+    return frozenset(word.lower() for word in _WORD.findall(text))
+
+
+def dedup_keeping_terms(
+    vectors: Sequence[Vectors] | Vectors, texts: Sequence[str], terms: frozenset[str], threshold: float
+) -> list[int]:
+    """As dedup_indices, except that a row is kept however close its vector is to a kept row when it
+    holds a question term that the kept rows it is close to lack. Templated texts (a mail per meeting,
+    a budget table per report, a row per item) embed alike and differ in the very numbers and names
+    a question asks for; copies of one text differ in no such word and are still dropped."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.size == 0:
+        return []
+    kept: list[int] = []
+    held: list[frozenset[str]] = []
+    for i in range(len(matrix)):
+        mine = words(texts[i]) & terms
+        close = [k for k, j in enumerate(kept) if float(matrix[j] @ matrix[i]) >= threshold]
+        if close and all(mine <= held[k] for k in close):
+            continue
+        kept.append(i)
+        held.append(mine)
+    return kept

@@ -19,11 +19,11 @@ from raggity.core.protocols import Retriever, Scorer
 from raggity.core.trace import CandidateStage, Staged, TraceRecorder, passed
 from raggity.core.types import Candidate, Query
 from raggity.retrieval.bm25 import Bm25Retriever, KeywordIndex
-from raggity.retrieval.dedup import dedup_indices
+from raggity.retrieval.dedup import dedup_keeping_terms, words
 from raggity.retrieval.dense import DenseRetriever
 from raggity.retrieval.fusion import reciprocal_rank_fusion
 from raggity.retrieval.rerank import rerank
-from raggity.store.bm25_index import Bm25Reader
+from raggity.store.bm25_index import Bm25Reader, lexical_query_text
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Manifest, ManifestCache
 from raggity.store.vector_table import VectorTableReader
@@ -156,7 +156,7 @@ class HybridRetriever:
         return [
             ("hydrate", lambda found: passed(with_question_cosine(found, queries, table))),
             ("rerank", lambda found: rerank_stage(question, found, self._scorer)),
-            ("dedup", lambda found: dedup_stage(found, table, opts.dedup_cosine)),
+            ("dedup", lambda found: dedup_stage(found, table, opts.dedup_cosine, question)),
             *([("query-lists", partial(query_lists_stage, queries))] if len(queries) > 1 else []),
         ]
 
@@ -247,13 +247,16 @@ def rerank_stage(
 
 
 def dedup_stage(
-    candidates: list[Candidate], table: VectorTableReader, threshold: float
+    candidates: list[Candidate], table: VectorTableReader, threshold: float, question: str = ""
 ) -> Staged[list[Candidate]]:
     if not candidates:
         return passed(candidates, cosine=threshold)
     stored = table.fetch([c.chunk.id for c in candidates])
     vectors = np.stack([stored[c.chunk.id].vector for c in candidates])
-    return passed([candidates[i] for i in dedup_indices(vectors, threshold)], cosine=threshold)
+    # A near-duplicate that holds a question word the better one lacks is kept (retrieval/dedup.py).
+    texts = [c.chunk.text for c in candidates]
+    kept = dedup_keeping_terms(vectors, texts, words(lexical_query_text(question)), threshold)
+    return passed([candidates[i] for i in kept], cosine=threshold)
 
 
 def query_lists_stage(queries: Sequence[Query], found: list[Candidate]) -> Staged[list[Candidate]]:
