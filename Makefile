@@ -51,4 +51,4 @@ bench-answers: install
 	$(BIN)/python -m bench.answers
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO) .tools .pytest_cache .mypy_cache .ruff_cache
