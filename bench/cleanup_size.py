@@ -14,7 +14,9 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +57,9 @@ def store_size(server: Any, prefix: str) -> int:
     return sum(item["Size"] for page in pages for item in page.get("Contents", []))
 
 
-def run(index: IndexConfig, size: Any, files: int, rounds: int, models: Models, work: Path) -> dict[str, Any]:
+def run(
+    index: IndexConfig, size: Callable[[], int], files: int, rounds: int, models: Models, work: Path
+) -> dict[str, Any]:
     docs = work / "docs"
     shutil.rmtree(docs, ignore_errors=True)
     docs.mkdir(parents=True)
@@ -106,16 +110,11 @@ def main() -> None:
                 if name == "local":
                     folder = work / f"index-{after_ingest}"
                     index = IndexConfig(path=str(folder))
-
-                    def size(folder: Path = folder) -> int:
-                        return local_size(folder)
+                    size = partial(local_size, folder)
                 else:
                     prefix = f"s3://bench/{name}-{after_ingest}"
                     index = IndexConfig(path=prefix, storage=options)
-
-                    def size(prefix: str = prefix) -> int:
-                        return store_size(client, prefix)
-
+                    size = partial(store_size, client, prefix)
                 # keep 0: this benchmark is the only reader, so every replaced version may go at once.
                 index = replace(index, keep_versions_seconds=0, compact_after_ingest=after_ingest)
                 found = run(index, size, args.files, args.rounds, models, work)
