@@ -60,7 +60,7 @@ def test_supported(name: str) -> None:
     assert is_supported(Path("some/folder") / name)
 
 
-@pytest.mark.parametrize("name", ["a.gif", "b.doc", "c", ".env", ".gitignore", "d.md.bak", "e.exe", ".md"])
+@pytest.mark.parametrize("name", ["a.gif", "b.wpd", "c", ".env", ".gitignore", "d.md.bak", "e.exe", ".md"])
 def test_not_supported(name: str) -> None:
     assert not is_supported(Path(name))
 

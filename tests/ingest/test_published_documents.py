@@ -117,7 +117,10 @@ def test_opendocument_text_tables_lists_and_headings_from_odfpy() -> None:
     assert cited("odfpy-twolevellist.odt", "Line 4", tokens=3) == "odfpy-twolevellist.odt:paragraph 7"
     document = read("odfpy-headerfooter.odt")
     assert headings(document) == [(1, "Lorem ipsum")]
-    assert cited("odfpy-headerfooter.odt", "Lorem") == 'odfpy-headerfooter.odt:heading "Lorem ipsum" (paragraph 1)'
+    assert (
+        cited("odfpy-headerfooter.odt", "Lorem")
+        == 'odfpy-headerfooter.odt:heading "Lorem ipsum" (paragraph 1)'
+    )
 
 
 def test_opendocument_slides_from_odfpy() -> None:
@@ -162,7 +165,13 @@ def test_a_digest_reads_every_message_and_the_lists_own_parts() -> None:
     # inline text parts and five messages inside a multipart/digest. Only the first part was read.
     document = read("cpython-email-msg_02.eml")
     titles = [title for level, title in headings(document) if level == 3]
-    assert titles == ["[Ppp] testing #1", "(no subject)", "[Ppp] testing #3", "[Ppp] testing #4", "[Ppp] testing #5"]
+    assert titles == [
+        "[Ppp] testing #1",
+        "(no subject)",
+        "[Ppp] testing #3",
+        "[Ppp] testing #4",
+        "[Ppp] testing #5",
+    ]
     assert "Today's Topics:" in document.text
     assert "Ppp mailing list" in document.text  # the footer, after the digest
     assert document.text.count("hello") == 5
@@ -223,3 +232,31 @@ def test_a_picture_attached_to_a_mail_is_read_by_ocr() -> None:
     assert "This is the dingus fish." in document.text
     assert "dogs" in document.text.lower()
     assert any(a.doing == "OCR picture 1 (dingusfish.gif)" for a in seen)
+
+
+@pytest.mark.parametrize(
+    ("name", "what", "modern"),
+    [
+        ("old.doc", "Word 97-2003", "docx"),
+        ("old.xls", "Excel 97-2003", "xlsx"),
+        ("old.ppt", "PowerPoint 97-2003", "pptx"),
+    ],
+)
+def test_office_97_files_are_one_line_skips_that_say_to_convert(
+    tmp_path: Path, name: str, what: str, modern: str
+) -> None:
+    # The OLE compound-file signature that every Office 97-2003 file starts with.
+    path = tmp_path / name
+    path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    with pytest.raises(UnreadableFileError) as caught:
+        list(read_file(path))
+    assert caught.value.message == (
+        f"{what} file: not read; convert it to .{modern} (libreoffice --headless --convert-to {modern} FILE)"
+    )
+
+
+def test_a_new_office_file_saved_under_an_old_name_is_read_as_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "renamed.doc"
+    path.write_bytes((PUBLISHED / "python-docx-test.docx").read_bytes())
+    [document] = list(read_file(path))
+    assert document.text == "python-docx was here!\n\npython-docx was here too!"

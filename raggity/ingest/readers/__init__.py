@@ -16,6 +16,14 @@ from raggity.ingest.readers.source import open_source
 __all__ = ["DEFAULT_MAX_CHARS", "OcrOptions", "TooMuchTextError", "UnreadableFileError", "read_file"]
 
 DEFAULT_SEGMENT_CHARS = 4_000_000
+# The binary formats of Office 97-2003, and what to convert each to. No small, well-kept library reads
+# their text (xlrd reads .xls only, antiword is C); LibreOffice converts all three in one command.
+_LEGACY = {
+    ".doc": ("Word 97-2003", "docx"),
+    ".xls": ("Excel 97-2003", "xlsx"),
+    ".ppt": ("PowerPoint 97-2003", "pptx"),
+}
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def read_file(
@@ -78,6 +86,7 @@ def _read(
         # so that a mail's attachments go through the same readers (readers/embedded.py).
         with open_source(path) as stream:
             data = stream.read()
+        legacy_office(source, data)
         yield read_bytes(kind, data, source, max_chars=max_chars, ocr=ocr)
     elif kind == "code":
         from raggity.ingest.readers.code import read_code  # noqa: PLC0415 - a parser loads only for its format
@@ -88,3 +97,15 @@ def _read(
         from raggity.ingest.readers.text import read_text_documents  # noqa: PLC0415 - a parser loads only for its format
 
         yield from read_text_documents(path, kind="text", segment_chars=segment_chars, max_chars=max_chars)
+
+
+def legacy_office(source: str, data: bytes) -> None:
+    """Raises the one-line skip for a Word, Excel or PowerPoint 97-2003 file, saying how to convert it;
+    a file so named that is really a zip package (a renamed .docx) is read as what it is."""
+    found = _LEGACY.get(Path(source).suffix.lower())
+    if found is None or data.startswith(_ZIP_MAGIC):
+        return
+    what, modern = found
+    raise UnreadableFileError(
+        f"{what} file: not read; convert it to .{modern} (libreoffice --headless --convert-to {modern} FILE)"
+    )

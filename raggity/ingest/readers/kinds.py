@@ -31,6 +31,11 @@ _BY_SUFFIX: dict[str, DocumentKind] = {
     ".ods": "ods",
     ".odp": "odp",
     ".rtf": "rtf",
+    # Word, Excel and PowerPoint 97-2003: listed so that a folder's old files are each named with the
+    # fix (convert them) rather than passed over in silence (readers/__init__.py, legacy_office).
+    ".doc": "docx",
+    ".xls": "xlsx",
+    ".ppt": "pptx",
     # Read by OCR ([ingest] ocr); without it, skipped with a line that says how to turn it on.
     **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff"), "image"),
     **dict.fromkeys(
