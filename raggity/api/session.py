@@ -9,6 +9,7 @@ each built from (config, models): `Indexer` (pipeline/ingest/), `Searcher` (pipe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,18 +18,18 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
-from raggity.pipeline.answer.answerer import Answerer
-from raggity.pipeline.answer.budget import context_for_question
-from raggity.pipeline.answer.settings import AskSettings
-from raggity.pipeline.graph.build import GraphProgress
-from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model
 from raggity.pipeline.search.hybrid import Mode
 from raggity.pipeline.search.searcher import Searcher, SearchResult
 from raggity.store.layout import IndexLayout
 
 if TYPE_CHECKING:
+    # Types only: `rag search` must not pay for the answer, graph and ingest rooms' imports.
+    from raggity.pipeline.answer.answerer import Answerer
+    from raggity.pipeline.answer.settings import AskSettings
+    from raggity.pipeline.graph.build import GraphProgress
     from raggity.pipeline.ingest.indexer import Indexer
+    from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 
 __all__ = [
     "AskSettings",
@@ -40,12 +41,23 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> object:
+    # AskSettings stays importable from here without loading the answer room on `import`.
+    if name == "AskSettings":
+        from raggity.pipeline.answer.settings import AskSettings  # noqa: PLC0415 - see above
+
+        return AskSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def models_for_one_question(config: Config, question: str, warn: Warn = no_warnings) -> Models:
     """The models of a process that answers `question` and exits (`rag ask`): the search models are
     let go once its search is done, and the generator loads with the context that question needs,
     not the configured one (see context_for_question). Its peak memory is what is left. For that one
     question only: another asked of the same models reloads the generator, sized for the first (a
     longer question then gets fewer source tokens, never more than the context holds)."""
+    from raggity.pipeline.answer.budget import context_for_question  # noqa: PLC0415 - search must not pay for the answer room's imports
+
     return Models(
         config,
         warn=warn,
@@ -85,7 +97,12 @@ class Raggity:
         )
         self._warn = warn
         self.searcher = Searcher(self.config, self.models, warn=warn)
-        self.answerer = Answerer(self.config, self.models, warn)
+
+    @cached_property
+    def answerer(self) -> Answerer:
+        from raggity.pipeline.answer.answerer import Answerer  # noqa: PLC0415 - search must not pay for the answer room's imports
+
+        return Answerer(self.config, self.models, self._warn)
 
     def with_generator(self, generator: Generator) -> Raggity:
         """A session on the same index, with the same models and warnings, that answers through

@@ -170,7 +170,10 @@ assert result.exit_code == 0, result.output
 hits = json.loads(result.stdout)
 assert hits, "search returned nothing"
 loaded = [m for m in sys.modules if m.split(".")[0] == "llama_cpp" or m == "raggity.inference.llama_runtime"]
-print(json.dumps({"source": hits[0]["source"], "llama": sorted(loaded)}))
+rooms = ("raggity.pipeline.answer", "raggity.pipeline.ingest", "raggity.pipeline.graph", "raggity.ingest")
+other_rooms = [m for m in sys.modules if m.startswith(rooms)]
+print(json.dumps({"source": hits[0]["source"], "llama": sorted(loaded), "rooms": sorted(other_rooms),
+                  "pandas": "pandas" in sys.modules}))
 """
 
 
@@ -186,6 +189,10 @@ def test_search_never_imports_llama_cpp(indexed: Indexed) -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["source"] == str(indexed.files["markdown"])
     assert report["llama"] == []
+    # A cold search pays only for its own room's imports: not the answer, ingest or graph rooms'.
+    assert report["rooms"] == []
+    # Nor pandas, which pyarrow's dataset module would import on its own (cli/arrow_without_pandas.py).
+    assert report["pandas"] is False
 
 
 def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(indexed: Indexed) -> None:
