@@ -78,6 +78,10 @@ def main(
         from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
 
         prepare_to_generate()  # llama.cpp's library before numpy's: a CUDA build needs that order
+    elif ctx.invoked_subcommand == "search":
+        from raggity.cli.arrow_without_pandas import load_arrow_without_pandas  # noqa: PLC0415 - only a search needs it
+
+        load_arrow_without_pandas()  # a cold search spends no time on pandas, which it never uses
 
 
 @app.command()
