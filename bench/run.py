@@ -11,7 +11,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.child import run_child
+from bench.cold_search import cold_search
 from bench.ingest_docs import docs_folder, ingest_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,19 +57,6 @@ def write_config(folder: Path, index: Path, **generation: Any) -> Path:
     config = folder / "raggity.toml"
     config.write_text(tomli_w.dumps({"index": {"path": str(index)}, "generation": generation}))
     return config
-
-
-def cold_search(config: Path, runs: int = 5) -> dict[str, float]:
-    times = []
-    for _ in range(runs):
-        began = time.perf_counter()
-        subprocess.run(
-            [str(RAG), "--config", str(config), "search", "vitamin D deficiency and bone fractures"],
-            check=True,
-            capture_output=True,
-        )
-        times.append(time.perf_counter() - began)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
 
 
 def warm_search(config: Path) -> dict[str, float]:
