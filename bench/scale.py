@@ -105,7 +105,7 @@ def on_ray(
     up = time.perf_counter() - started
     threads = max(2 // workers, 1)
     plan = RayIngestPlan(
-        paths=tuple((str(p), str(Path(p).resolve())) for p in paths),
+        paths=tuple((str(p), str(Path(p).resolve()), ()) for p in paths),
         chunker=ChunkerSpec(str(files.tokenizer)),
         embedder=EmbedderSpec(
             str(files.onnx), str(files.tokenizer), files.identity, max_tokens, threads=threads

@@ -35,6 +35,7 @@ from raggity.pipeline.ingest.ray_engine import (
     write_chunks,
 )
 from raggity.pipeline.ingest.ray_rows import ray_failure
+from raggity.pipeline.ingest.reading import NO_TEXT
 from raggity.pipeline.ingest.sources import file_source, in_roots
 from raggity.pipeline.ingest.sync import IndexSync
 from raggity.store.bm25_index import Bm25Reader
@@ -43,7 +44,7 @@ from raggity.store.local_index import LocalIndex as LocalStore
 from raggity.store.manifest import load_manifest
 from raggity.store.object_index import ObjectStoreIndex
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import current_commit
+from raggity.store.remote_commit import current_commit, open_committed
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import VectorTableReader
 from tests.scale.conftest import S3Server
@@ -99,7 +100,7 @@ def local_index(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Local
 def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
     files = local.files
     return RayIngestPlan(
-        paths=tuple((str(p), str(p.resolve())) for p in sorted(folder.iterdir())),
+        paths=tuple((str(p), str(p.resolve()), ()) for p in sorted(folder.iterdir())),
         chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
         embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
         dim=local.embedder.dim,
@@ -279,12 +280,16 @@ def test_rag_ingest_engine_ray_gives_the_in_process_engines_chunks_and_search_re
     by_ray, in_process = _session(tmp_path / "ray", s3, "ray"), _session(tmp_path / "local", s3, "local")
     progress = _Recorded()
     report = by_ray.ingest([docs], progress=progress)
-    in_process.ingest([docs])
+    local_report = in_process.ingest([docs])
 
     expected = _committed_ids(in_process)
     assert _committed_ids(by_ray) == expected
     assert report.added == len(expected)
-    assert [s.source for s in report.skipped] == [str(docs / "empty.txt")]
+    # A skip reason is worded once (pipeline/ingest/reading.py), whichever engine and store read it.
+    skips = [(s.source, s.reason) for s in report.skipped]
+    assert (
+        skips == [(s.source, s.reason) for s in local_report.skipped] == [(str(docs / "empty.txt"), NO_TEXT)]
+    )
     assert progress.chunks == report.chunks_written == sum(len(ids) for ids in expected.values())
     assert progress.plan[0] == progress.files == len(expected) + 1  # the skipped file is done too
     for query in QUERIES:
@@ -302,6 +307,29 @@ def test_rag_ingest_engine_ray_gives_the_in_process_engines_chunks_and_search_re
     assert [c.chunk.id for c in by_ray.search("bake on a hot stone").candidates] == [
         c.chunk.id for c in in_process.search("bake on a hot stone").candidates
     ]
+
+    # A changed file: its unchanged chunks keep their vectors under either engine (before, Ray
+    # embedded the whole file again), and the rows below the edit move with it.
+    edited = docs / "retrieval.md"
+    edited.write_text("# Preface\n\nA new opening about kettles.\n\n" + edited.read_text(encoding="utf-8"))
+    ray_report, local_report = by_ray.ingest([docs]), in_process.ingest([docs])
+    assert (ray_report.changed, local_report.changed) == (1, 1)
+    assert ray_report.chunks_written == local_report.chunks_written
+    assert ray_report.tokens_embedded == local_report.tokens_embedded
+    assert 0 < ray_report.chunks_written < len(_committed_ids(by_ray)[str(edited)]) // 2
+    ray_rows, local_rows = _committed_rows(by_ray), _committed_rows(in_process)
+    assert set(ray_rows) == set(local_rows)
+    for chunk_id, row in local_rows.items():
+        assert {c: ray_rows[chunk_id][c] for c in ROW_COLUMNS} == {c: row[c] for c in ROW_COLUMNS}
+        assert np.allclose(ray_rows[chunk_id]["vector"], row["vector"], atol=1e-5)
+
+
+def _committed_rows(session: Raggity) -> dict[str, dict[str, Any]]:
+    location = session.config.index_location
+    index = open_committed(
+        S3Objects(location), location.child("lancedb", "chunks.lance"), dict(location.storage_options)
+    )
+    return _rows(index.dataset.to_table(columns=[*ROW_COLUMNS, "vector"]))
 
 
 def test_rag_ingest_engine_ray_on_the_command_line_starts_its_own_ray_quietly(

@@ -1,10 +1,6 @@
 """The in-process engine: reads, chunks and embeds the files of an ingest in this process, and
-appends their rows in batches through the index writer, whichever store it writes.
-
-A changed file's unchanged text keeps its chunk id, and so its row and vector: it is not embedded
-again. Its line range, ordinal or heading trail may have moved when text was edited above it; such
-a row is rewritten with fresh metadata and its stored vector.
-"""
+appends their rows in batches through the index writer, whichever store it writes. A changed file's
+unchanged chunks keep their rows and vectors (SyncRun.keep)."""
 
 from __future__ import annotations
 
@@ -12,23 +8,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from raggity.core.faults import checkpoint
-from raggity.core.protocols import Embedder, Tokenizer, Vectors
+from raggity.core.protocols import Embedder, Tokenizer
 from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.reading import batch_chunks, chunk_source, embed_chunks, read_settled
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.pipeline.ingest.sync import SyncRun
-from raggity.store.index_seam import StoredChunk
 
 
 @dataclass
 class _Batch:
-    chunks: list[Chunk] = field(default_factory=list)
-    moved: list[tuple[Chunk, Vectors]] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)  # to embed
+    kept: list[Chunk] = field(default_factory=list)  # already stored
 
 
 class InProcessRows:
@@ -54,15 +47,13 @@ class InProcessRows:
         self._flush(run, batch)
 
     def _one(self, item: SourceFile, run: SyncRun, batch: _Batch) -> None:
-        # What this file sends to the embedder (its unchanged chunks keep their vectors): the work
-        # the progress display counts, also for a file given up after sending some.
+        # What this file sends to the embedder: the work the progress display counts, also for a file
+        # given up after sending some.
         queued = run.chunks_written + len(batch.chunks)
-        old = run.manifest.sources.get(item.source)
-        previous = run.writer.rows(list(old.chunk_ids)) if old is not None else {}
 
         def take(chunks: list[Chunk]) -> None:
             batch.chunks.extend(c for c in chunks if c.id not in run.stored)
-            _note_moved(chunks, run.stored, previous, batch)
+            batch.kept.extend(c for c in chunks if c.id in run.stored)
             checkpoint("read")
             if len(batch.chunks) >= self._batch_chunks:
                 self._flush(run, batch)
@@ -72,7 +63,7 @@ class InProcessRows:
             # at the end (rows that a later attempt shares are kept: they are listed by then).
             run.stale.update(ids)
             batch.chunks = [c for c in batch.chunks if c.source != item.source]
-            batch.moved = [(c, v) for c, v in batch.moved if c.source != item.source]
+            batch.kept = [c for c in batch.kept if c.source != item.source]
 
         settled = read_settled(item, lambda: chunk_source(item, self._tokenizer, self._chunking, take), drop)
         if settled.digest is None:
@@ -96,19 +87,6 @@ class InProcessRows:
             run.chunks_written += len(batch.chunks)
             run.stored.update(c.id for c in batch.chunks)
             batch.chunks = []
-        if batch.moved:
-            # Nothing is re-embedded. A kill between delete and append leaves listed-but-missing rows,
-            # which the next run repairs.
-            run.writer.delete([chunk.id for chunk, _ in batch.moved])
-            run.writer.append([chunk for chunk, _ in batch.moved], np.stack([v for _, v in batch.moved]))
-            batch.moved = []
+        run.keep(batch.kept)
+        batch.kept = []
         run.record()
-
-
-def _note_moved(
-    chunks: list[Chunk], stored: set[str], previous: dict[str, StoredChunk], batch: _Batch
-) -> None:
-    for chunk in chunks:
-        row = previous.get(chunk.id)
-        if chunk.id in stored and row is not None and row.chunk != chunk:
-            batch.moved.append((chunk, row.vector))

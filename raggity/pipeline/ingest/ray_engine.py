@@ -6,13 +6,15 @@ Discovery and the added/changed/removed diff stay on the driver; it hands this m
   paths --flat_map(ChunkFiles)--> chunk rows --map_batches(EmbedChunks, actor pool)--> rows + vectors
         --lance_ray.write_lance--> one Lance commit on the chunk table
 
-ChunkFiles runs raggity's own reading (pipeline/ingest/reading.py: readers, chunker, the digest before
-and after, the skip reasons), so a chunk gets the id the in-process engine gives it (ids derive from
-source path, text and occurrence: raggity.ingest.chunk_ids). The rows have the chunk table's columns
-(raggity.store.chunk_table). EmbedChunks holds the
-ONNX embedder: Ray builds one per actor, so the model loads once per worker, not per batch. What the
-driver needs back besides the rows (each file's hash and chunk ids for the manifest, files skipped,
-progress counts) goes to a small Tally actor as the stages run.
+ChunkFiles runs raggity's own reading (pipeline/ingest/reading.py: opening, readers, chunker, the
+digest before and after, the skip reasons), so a chunk gets the id the in-process engine gives it (ids
+derive from source path, text and occurrence: raggity.ingest.chunk_ids). A chunk whose id the index
+already holds (a changed file's unchanged text) is not sent on to be embedded: it goes back to the
+driver, which keeps its row and vector as the in-process engine does (SyncRun.keep). The rows have the
+chunk table's columns (raggity.store.chunk_table). EmbedChunks holds the ONNX embedder: Ray builds one
+per actor, so the model loads once per worker, not per batch. What the driver needs back besides the
+rows (each file's hash, chunk ids and kept chunks, files skipped, progress counts) goes to a small
+Tally actor as the stages run.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from typing import Any
 import numpy as np
 
 from raggity.core.extras import require
+from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkingSettings
+from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
 from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
-from raggity.pipeline.ingest.reading import read_chunks
-from raggity.pipeline.ingest.sources import file_source
+from raggity.pipeline.ingest.reading import open_source, read_chunks
+from raggity.pipeline.ingest.report import Skipped
 from raggity.store.chunk_table import chunk_row, chunk_schema
 
 # Rows per embedding call in an actor: the in-process engine's slice (pipeline.ingest.EMBED_SLICE).
@@ -52,17 +56,19 @@ class ChunkerSpec:
     tokenizer: str
     chunk_tokens: int = 256
     parent_tokens: int = 1024
-    max_chars: int | None = None
+    max_chars: int = DEFAULT_MAX_CHARS
     ocr: OcrOptions = DEFAULT_OCR
 
 
 @dataclass(frozen=True)
 class SourceResult:
-    """What the manifest records for a file that was read: its hash before reading and its chunk ids."""
+    """What the manifest records for a file that was read (its hash and chunk ids), and its chunks
+    that the index already holds (not embedded: the driver keeps their rows)."""
 
     source: str
     sha256: str
     chunk_ids: tuple[str, ...]
+    kept: tuple[Chunk, ...] = ()
 
 
 class Tally:
@@ -101,25 +107,25 @@ class ChunkFiles:
         self._tally = tally
 
     def __call__(self, row: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-        path = Path(str(row["source"]))
-        # The file is opened by the real path discovery checked, with no link followed (as the
-        # in-process engine does): a folder swapped for a link since is refused, not read.
+        """`row`: a file's source name, the real path discovery checked (opened with no link
+        followed, as the in-process engine does), and the ids of its chunks the index holds."""
         real = str(row["real"])
-        try:
-            if self._max_chars is None:
-                item = file_source(path, real=real, ocr=self._ocr)
-            else:
-                item = file_source(path, max_chars=self._max_chars, real=real, ocr=self._ocr)
-        except OSError as exc:
-            self._tally.skip.remote(str(path), str(exc) or exc.__class__.__name__)
+        item = open_source(
+            Path(real), name=str(row["source"]), real=real, max_chars=self._max_chars, ocr=self._ocr
+        )
+        if isinstance(item, Skipped):
+            self._tally.skip.remote(item.source, item.reason)
             return
         chunks, settled = read_chunks(item, self._tokenizer, self._settings)
         if settled.digest is None:
-            self._tally.skip.remote(str(path), settled.problem or "")
+            self._tally.skip.remote(item.source, settled.problem or "")
             return
-        self._tally.read.remote(SourceResult(str(path), settled.digest, tuple(settled.ids)))
+        stored = set(row.get("stored") or ())
+        kept = tuple(c for c in chunks if c.id in stored)
+        self._tally.read.remote(SourceResult(item.source, settled.digest, tuple(settled.ids), kept))
         for chunk in chunks:
-            yield chunk_row(chunk)
+            if chunk.id not in stored:
+                yield chunk_row(chunk)
 
 
 class EmbedChunks:
@@ -150,10 +156,10 @@ class EmbedChunks:
 
 @dataclass(frozen=True)
 class RayIngestPlan:
-    """One Ray ingest of `paths` (each file's source name and the real path it is read by) into the
-    chunk table at `table_uri`."""
+    """One Ray ingest of `paths` (each file's source name, the real path it is read by, and the ids
+    of its chunks the index holds) into the chunk table at `table_uri`."""
 
-    paths: tuple[tuple[str, str], ...]
+    paths: tuple[tuple[str, str, tuple[str, ...]], ...]
     chunker: ChunkerSpec
     embedder: EmbedderSpec
     dim: int
@@ -169,7 +175,9 @@ class RayIngestPlan:
 def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
     """The read+chunk stage over the plan's paths (lazy: nothing runs until consumed)."""
     ray = require("ray")
-    paths = ray.data.from_items([{"source": source, "real": real} for source, real in plan.paths])
+    paths = ray.data.from_items(
+        [{"source": source, "real": real, "stored": list(stored)} for source, real, stored in plan.paths]
+    )
     return paths.flat_map(
         ChunkFiles,
         fn_constructor_kwargs={"spec": plan.chunker, "tally": tally},

@@ -50,9 +50,10 @@ _SOCKET_PATH_MAX = 107
 _LOGGERS = ("ray", "ray.data", "ray.train", "lance_ray")
 
 
-def connect(address: str | None) -> Any:
+def connect(address: str | None, *, cpus: int | None = None) -> Any:
     """Ray, connected: to `address` ("auto", "ray://host:10001", host:port), to $RAY_ADDRESS, or to a
-    Ray started on this machine for this ingest; a Ray already connected in this process is used."""
+    Ray started on this machine for this ingest (with `cpus` CPUs; None: the machine's); a Ray
+    already connected in this process is used."""
     warnings.filterwarnings("ignore", message="lance is not fork-safe")
     target = address or os.environ.get("RAY_ADDRESS") or None
     local = target is None and not _connected()
@@ -82,6 +83,7 @@ def connect(address: str | None) -> Any:
         workers = {"env_vars": {**OFFLINE_ENV, **_real_home()}}
         with _home_for_ray(folder / "home"):
             ray.init(
+                num_cpus=cpus,
                 include_dashboard=False,
                 _node_ip_address="127.0.0.1",
                 _temp_dir=str(folder),

@@ -38,7 +38,12 @@ RENEW_SECONDS = 60.0
 
 
 def cluster_plan(
-    paths: Sequence[tuple[str, str]], config: Config, chunking: ChunkingSettings, cpus: float
+    paths: Sequence[tuple[str, str, tuple[str, ...]]],
+    config: Config,
+    chunking: ChunkingSettings,
+    *,
+    cpus: float,
+    dim: int,
 ) -> RayIngestPlan:
     """The stages sized to the cluster: one chunking actor and the writers share one CPU, and every
     other CPU holds an embedding actor (one ONNX thread each, one model load per actor)."""
@@ -60,7 +65,7 @@ def cluster_plan(
             config.embedding.batch_size,
             threads=1,
         ),
-        dim=0,  # set by the caller, from the embedder the driver loaded
+        dim=dim,
         chunk_workers=1,
         embed_workers=max(1, int(cpus) - 1),
         chunk_cpus=0.5,
@@ -88,28 +93,18 @@ class RayRows:
         self._failure = failure
 
     def write(self, todo: Sequence[SourceFile], run: SyncRun) -> None:
-        """Every chunk of `todo` is embedded on the cluster, so the files' old rows go first (the
-        workers do not see which rows are stored); nothing is visible before the commit."""
+        """The chunks of `todo` that the index does not hold are embedded on the cluster and written
+        in one Lance commit; nothing is visible before the ingest's commit."""
         writer = run.writer
         if not isinstance(writer, WritesRowsElsewhere):
             raise ConfigError(
                 "the Ray engine writes to an index on object storage only",
                 "set [index] path to an s3:// URI, or ingest this local index with --engine local",
             )
-        old = {
-            cid
-            for item in todo
-            if item.source in run.manifest.sources
-            for cid in run.manifest.sources[item.source].chunk_ids
-        }
-        writer.delete(old)
-        run.stored -= old
+        paths = [(item.source, item.opened or item.source, _stored(item, run)) for item in todo]
         ray = connect(self._address)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        plan = cluster_plan(
-            [(item.source, item.opened or item.source) for item in todo], self._config, self._chunking, cpus
-        )
-        plan = RayIngestPlan(**{**plan.__dict__, "dim": self._dim})
+        plan = cluster_plan(paths, self._config, self._chunking, cpus=cpus, dim=self._dim)
         target = writer.lance_target()
         tally = new_tally()
         failure: list[BaseException] = []
@@ -139,11 +134,17 @@ class RayRows:
         by_source = {item.source: item for item in todo}
         for result in sources:
             run.finish(by_source[result.source], result.chunk_ids, result.sha256)
+            run.keep(result.kept)
         for source, reason in skipped:
             run.skip(by_source[source], reason)
         run.chunks_written += chunks
         run.tokens_embedded += tokens
         run.embed_seconds += time.perf_counter() - started
+
+
+def _stored(item: SourceFile, run: SyncRun) -> tuple[str, ...]:
+    entry = run.manifest.sources.get(item.source)
+    return () if entry is None else tuple(i for i in entry.chunk_ids if i in run.stored)
 
 
 def ray_failure(exc: BaseException, failure: Callable[[BaseException], RaggityError | None]) -> RaggityError:
@@ -178,7 +179,11 @@ class _Shown:
         for result in sources:
             if result.source not in self.sources:
                 self.sources.add(result.source)
-                progress.read(kind_of(result.source), sizes.get(result.source, 0), len(result.chunk_ids))
+                progress.read(
+                    kind_of(result.source),
+                    sizes.get(result.source, 0),
+                    len(result.chunk_ids) - len(result.kept),
+                )
                 progress.advanced(1, 0, 0)
         for source, reason in skipped:
             if source not in self.skipped:

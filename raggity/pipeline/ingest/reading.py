@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -17,8 +18,10 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
 from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
-from raggity.pipeline.ingest.report import IngestProgress
-from raggity.pipeline.ingest.sources import SourceFile
+from raggity.ingest.readers.ocr_options import OcrOptions
+from raggity.ingest.readers.source import os_error_reason
+from raggity.pipeline.ingest.report import IngestProgress, Skipped
+from raggity.pipeline.ingest.sources import SourceFile, file_source
 
 # Chunks embedded and written per batch: large enough for length-sorted batching to cut padding,
 # small enough that memory stays bounded on a huge file.
@@ -40,6 +43,17 @@ def batch_chunks() -> int:
     """Chunks per batch; tests force many small batches (and so many kill points) with
     RAGGITY_BATCH_CHUNKS."""
     return max(int(os.environ.get("RAGGITY_BATCH_CHUNKS") or BATCH_CHUNKS), 1)
+
+
+def open_source(
+    path: Path, *, name: str, real: str | None, max_chars: int, ocr: OcrOptions
+) -> SourceFile | Skipped:
+    """A discovered file as a source named `name` (stat only), or why it cannot be one. Every engine
+    opens files here, in the driver or in a worker, so a failure reads the same wherever it happens."""
+    try:
+        return file_source(path, max_chars=max_chars, real=real, ocr=ocr, name=name)
+    except OSError as exc:
+        return Skipped(name, os_error_reason(exc))
 
 
 @dataclass(frozen=True)
@@ -67,8 +81,10 @@ def chunk_source(
             if document is None:
                 break
             chunks = chunk_document(document, tokenizer, chunking, start_ordinal=len(ids), ids=allocator)
-        except (RaggityError, OSError) as exc:
+        except RaggityError as exc:
             return ids, str(exc) or exc.__class__.__name__
+        except OSError as exc:
+            return ids, os_error_reason(exc)
         ids.extend(c.id for c in chunks)
         take(chunks)
     if not ids:

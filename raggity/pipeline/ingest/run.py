@@ -9,15 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.config.schema import IngestConfig
-from raggity.core.errors import IndexStateError, RaggityError, os_reason
+from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.protocols import Embedder
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.ingest.discover import discover, recheck
 from raggity.ingest.readers.ocr_options import ocr_options
+from raggity.ingest.readers.source import os_error_reason
 from raggity.pipeline.graph.build import GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.plan import index_fingerprint
+from raggity.pipeline.ingest.reading import open_source
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, Skipped, finished
-from raggity.pipeline.ingest.sources import SourceFile, file_source, in_roots
+from raggity.pipeline.ingest.sources import SourceFile, SourceNames, in_roots
 from raggity.pipeline.ingest.sync import IndexSync, RowWriter
 from raggity.store.index_seam import IndexStore, Manifest
 
@@ -53,6 +55,7 @@ class IngestRun:
         rows: RowWriter,
         index_dir: Path,
         graph: GraphUpdate | None = None,
+        root: Path | None = None,
         warn: Callable[[str], None],
     ) -> None:
         self._store = store
@@ -62,6 +65,7 @@ class IngestRun:
         self._rows = rows
         self._index_dir = index_dir
         self._graph = graph
+        self._root = root
         self._warn = warn
 
     def run(
@@ -71,42 +75,32 @@ class IngestRun:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
+        indexed = tuple(self._committed().sources)
+        names = SourceNames.of(self._root, indexed, rebuild=request.rebuild)
         # The folders this ingest speaks for: deletion and carry-over are scoped by them.
-        in_scope = in_roots(list(request.roots))
+        in_scope = in_roots(list(request.roots), names)
         present = [root for root in request.roots if root.exists()]
-        gone = [root for root in request.roots if not root.exists()]
-        if gone:
+        for root in (root for root in request.roots if not root.exists()):
             # A folder that was indexed and has since been deleted is ingested as empty, which
             # removes its files; before, they stayed searchable for good (short of --rebuild).
-            indexed = self._indexed_sources()
-            for root in gone:
-                if not any(map(in_roots([root]), indexed)):
-                    raise RaggityError(f"{root}: no such file or folder", "check the path")
+            if not any(map(in_roots([root], names), indexed)):
+                raise RaggityError(f"{root}: no such file or folder", "check the path")
         with self._store.lock(request.wait_seconds):
             found = discover(present, self._settings, index_dir=self._index_dir)
-            sources: list[SourceFile] = []
             early: list[Skipped] = [Skipped(s.path, s.reason) for s in found.skipped]
+            sources: list[SourceFile] = []
             for path in found.files:
-                try:
-                    sources.append(
-                        file_source(
-                            path,
-                            max_chars=self._settings.max_file_chars,
-                            real=found.real_paths.get(path),
-                            ocr=ocr_options(self._settings),
-                        )
-                    )
-                except OSError as exc:
-                    early.append(Skipped(str(path), f"unreadable: {os_reason(exc)}"))
+                opened = self._open(path, found.real_paths.get(path), names.name(path))
+                if isinstance(opened, Skipped):
+                    early.append(opened)
+                else:
+                    sources.append(opened)
+            carried, dropped = self._carried_over(in_scope, request.rebuild, names)
+            sources += carried
+            early += dropped
             for skipped in early:
                 if progress is not None:
                     progress.warn(skipped.source, skipped.reason)
-            carried, dropped = self._carried_over(in_scope, request.rebuild)
-            sources += carried
-            for skipped in dropped:
-                if progress is not None:
-                    progress.warn(skipped.source, skipped.reason)
-            early += dropped
             report = self.index_sources(sources, in_scope, rebuild=request.rebuild, progress=progress)
             if self._graph is not None:
                 self._update_graph(self._graph, graph_progress)
@@ -137,8 +131,14 @@ class IngestRun:
         except RaggityError as exc:
             self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
 
-    def _indexed_sources(self) -> tuple[str, ...]:
-        return tuple(self._committed().sources)
+    def _open(self, path: Path, real: str | None, name: str) -> SourceFile | Skipped:
+        return open_source(
+            path,
+            name=name,
+            real=real,
+            max_chars=self._settings.max_file_chars,
+            ocr=ocr_options(self._settings),
+        )
 
     def _committed(self) -> Manifest:
         try:
@@ -147,7 +147,7 @@ class IngestRun:
             return Manifest()  # no index yet, or a damaged one: nothing known to be indexed
 
     def _carried_over(
-        self, in_scope: Callable[[str], bool], rebuild: bool
+        self, in_scope: Callable[[str], bool], rebuild: bool, names: SourceNames
     ) -> tuple[list[SourceFile], list[Skipped]]:
         """A rebuild empties the whole index, so files indexed from other folders are indexed again
         with the new settings instead of silently disappearing: those that discovery would still
@@ -159,36 +159,34 @@ class IngestRun:
         current = index_fingerprint(self._embedder.identity, self._chunking)
         if not rebuild and manifest.fingerprint in (None, current):
             return [], []
-        others = [Path(s) for s in manifest.sources if not in_scope(s)]
-        checked = recheck(others, self._settings, index_dir=self._index_dir)
-        dropped = [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.skipped]
-        dropped += [Skipped(s.path, f"not carried over the rebuild: {s.reason}") for s in checked.excluded]
+        # Each file as it stands on this machine, and the name the index records it by.
+        others = {names.path(s): s for s in manifest.sources if not in_scope(s)}
+        checked = recheck(list(others), self._settings, index_dir=self._index_dir)
+        dropped = [
+            Skipped(others.get(Path(s.path), s.path), f"{NOT_CARRIED}: {s.reason}")
+            for s in (*checked.skipped, *checked.excluded)
+        ]
         sources = []
         for path in checked.files:
-            entry = manifest.sources[str(path)]
+            name = others[path]
+            entry = manifest.sources[name]
+            opened = self._open(path, str(path), name)
             try:
-                source = file_source(
-                    path,
-                    max_chars=self._settings.max_file_chars,
-                    real=str(path),
-                    ocr=ocr_options(self._settings),
-                )
-                same = source.size == entry.size and source.digest() == entry.sha256
+                if isinstance(opened, Skipped):
+                    dropped.append(Skipped(name, f"{NOT_CARRIED}: {opened.reason}"))
+                elif opened.size == entry.size and opened.digest() == entry.sha256:
+                    sources.append(opened)
+                else:
+                    dropped.append(Skipped(name, f"{NOT_CARRIED}: {CHANGED_SINCE_INDEXED}"))
             except OSError as exc:
-                dropped.append(
-                    Skipped(str(path), f"not carried over the rebuild: unreadable: {os_reason(exc)}")
-                )
-                continue
-            if same:
-                sources.append(source)
-            else:
-                dropped.append(Skipped(str(path), CHANGED_SINCE_INDEXED))
+                dropped.append(Skipped(name, f"{NOT_CARRIED}: {os_error_reason(exc)}"))
         taken = {s.source for s in sources} | {s.source for s in dropped}
-        dropped += [Skipped(str(p), NOT_TAKEN) for p in others if str(p) not in taken]
+        dropped += [Skipped(n, f"{NOT_CARRIED}: {NOT_TAKEN}") for n in others.values() if n not in taken]
         return sources, dropped
 
 
 # A carried-over file is read again only with the content the index held: one edited since is indexed
 # when its folder is ingested again.
-CHANGED_SINCE_INDEXED = "not carried over the rebuild: changed since it was indexed (ingest its folder again)"
-NOT_TAKEN = "not carried over the rebuild: not a file `rag ingest` reads there"
+NOT_CARRIED = "not carried over the rebuild"
+CHANGED_SINCE_INDEXED = "changed since it was indexed (ingest its folder again)"
+NOT_TAKEN = "not a file `rag ingest` reads there"

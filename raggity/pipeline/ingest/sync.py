@@ -21,8 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder
+from raggity.core.types import Chunk
 from raggity.ingest.chunker import ChunkingSettings
 from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest
 from raggity.pipeline.ingest.reading import READ_ATTEMPTS
@@ -71,6 +74,17 @@ class SyncRun:
         old = self.manifest.sources.pop(item.source, None)
         if old is not None:
             self.stale.update(old.chunk_ids)
+
+    def keep(self, chunks: Sequence[Chunk]) -> None:
+        """Chunks of a reread file whose ids the index already holds: their text is unchanged, so they
+        keep their vectors and are not embedded again, by either engine. A row whose line range,
+        ordinal or heading trail moved (text edited above it) is rewritten with its stored vector; a
+        kill between delete and append leaves listed-but-missing rows, which the next run repairs."""
+        previous = self.writer.rows([c.id for c in chunks]) if chunks else {}
+        moved = [c for c in chunks if c.id in previous and previous[c.id].chunk != c]
+        if moved:
+            self.writer.delete([c.id for c in moved])
+            self.writer.append(moved, np.stack([previous[c.id].vector for c in moved]))
 
     def record(self) -> None:
         """Lists the finished files, whose rows are written by now: a batch's commit point locally."""
