@@ -4,7 +4,9 @@ A reference is a chunk id (as `rag search --json` prints it, or a parent id), or
 prints it: `PATH:lines 3-9`, `PATH:line 3`, `PATH:page 2`, `PATH:pages 2-3`, `PATH#anchor`, a named
 place (`deck.pptx:slide 7`, `costs.xlsx:Costs!A14:D30`, `analysis.ipynb:cell 12`: core/places.py), or a
 bare PATH for every chunk of the file. PATH may be absolute, relative to the current folder, or any tail of
-an indexed path (`library/copy.html`) that names one file.
+an indexed path (`library/copy.html`) that names one file. An index that names files relative to a
+root ([index] root: a shared index) is read on each checkout: an absolute path is taken relative to
+this config's root, or matched by the recorded name it ends with.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ class UnknownReferenceError(RaggityError):
     """The reference names no chunk of the index."""
 
 
-def show(layout: IndexLayout, reference: str, *, printed: Callable[[str], str] | None = None) -> list[Chunk]:
+def show(
+    layout: IndexLayout,
+    reference: str,
+    *,
+    printed: Callable[[str], str] | None = None,
+    root: Path | None = None,
+) -> list[Chunk]:
     """The chunks `reference` points at, in file order; raises UnknownReferenceError when there are none.
 
     `printed`: how the caller prints a file name. A name with a newline or an escape character is
@@ -49,9 +57,9 @@ def show(layout: IndexLayout, reference: str, *, printed: Callable[[str], str] |
         if found:
             return sorted(found, key=lambda chunk: chunk.ordinal)
     for path, wanted in _readings(reference):
-        source = _indexed_source(path, list(manifest.sources))
+        source = _indexed_source(path, list(manifest.sources), root)
         if source is None and printed is not None:
-            source = _printed_source(path, list(manifest.sources), printed)
+            source = _printed_source(path, list(manifest.sources), printed, root)
         if source is not None:
             found = [c for c in table.chunks_of(source) if c.id in live and wanted(c.location)]
             if found:
@@ -67,7 +75,7 @@ def show_in_config_index(
     config: Config, reference: str, *, printed: Callable[[str], str] | None = None
 ) -> list[Chunk]:
     """`show` on the index that `config` names (for the CLI, which reaches the store only through here)."""
-    return show(local_layout(config, "rag show"), reference, printed=printed)
+    return show(local_layout(config, "rag show"), reference, printed=printed, root=config.source_root)
 
 
 def _readings(reference: str) -> list[tuple[str, Callable[[Location], bool]]]:
@@ -124,24 +132,36 @@ def _parse_citation(reference: str) -> tuple[str, Callable[[Location], bool]]:
     return reference, lambda _: True
 
 
-def _printed_source(path: str, sources: list[str], printed: Callable[[str], str]) -> str | None:
+def _printed_source(
+    path: str, sources: list[str], printed: Callable[[str], str], root: Path | None
+) -> str | None:
     """The indexed source whose printed name `path` names, as _indexed_source reads a name. Two
     sources printed alike (a newline, and a backslash and an n) name neither."""
     forms: dict[str, list[str]] = {}
     for source in sources:
         forms.setdefault(printed(source), []).append(source)
     unique = {form: names[0] for form, names in forms.items() if len(names) == 1}
-    found = _indexed_source(path, list(unique))
+    found = _indexed_source(path, list(unique), root)
     return unique[found] if found is not None else None
 
 
-def _indexed_source(path: str, sources: list[str]) -> str | None:
-    """The indexed source `path` names: exactly, resolved from here, or as the tail of one path."""
+def _indexed_source(path: str, sources: list[str], root: Path | None = None) -> str | None:
+    """The indexed source `path` names: exactly, resolved from here (and taken relative to `root`),
+    as the tail of one indexed path, or as a path on this checkout that ends with one relative name."""
     if path in sources:
         return path
-    resolved = str(Path(path).expanduser().resolve())
-    if resolved in sources:
-        return resolved
+    resolved = Path(path).expanduser().resolve()
+    if str(resolved) in sources:
+        return str(resolved)
+    if (
+        root is not None
+        and resolved.is_relative_to(root)
+        and resolved.relative_to(root).as_posix() in sources
+    ):
+        return resolved.relative_to(root).as_posix()
     tail = "/" + path.lstrip("/")
     matches = [source for source in sources if source.endswith(tail)]
-    return matches[0] if len(matches) == 1 else None
+    if len(matches) == 1:
+        return matches[0]
+    ends = [s for s in sources if not s.startswith("/") and str(resolved).endswith("/" + s)]
+    return ends[0] if len(ends) == 1 else None

@@ -59,6 +59,13 @@ class IndexConfig:
         "az:// URI of an index on object storage (see docs/scaling.md).",
         reach=Reach.PATH_OUTSIDE,
     )
+    root: str = key(
+        "",
+        'Folder that indexed files are recorded relative to, relative to this file (".": this file\'s '
+        "folder; empty: absolute paths), so that a shared index's citations open on every checkout; "
+        "files outside it keep absolute paths.",
+        reach=Reach.PATH_OUTSIDE,
+    )
     keep_versions_seconds: int = key(
         600,
         "Replaced versions of the index stay this long for readers still reading them (a long ask, "
@@ -304,6 +311,12 @@ class Config:
         if self.source is None:
             return data_home() / "index"
         return (self.base_dir / path).resolve()
+
+    @property
+    def source_root(self) -> Path | None:
+        """The folder indexed files are named relative to ([index] root); None where files are named
+        by their absolute paths (no root set, or no config file)."""
+        return self.resolve(self.index.root) if self.index.root and self.source is not None else None
 
     def resolve(self, path: str) -> Path:
         return (self.base_dir / Path(path).expanduser()).resolve()

@@ -119,7 +119,10 @@ class Answerer:
             answer = trace.run("support", len(answer.citations), lambda: support_stage(answer, closest))
         if cache is not None and cache_key is not None and not answer.declined:
             cache.put(cache_key, answer)
-        checked = trace.run("freshness", 1, lambda: freshness_stage(answer, manifest))
+        root = self._config.source_root
+        checked = trace.run(
+            "freshness", 1, lambda: freshness_stage(answer, manifest, None if root is None else str(root))
+        )
         return replace(checked, trace=trace.stages)
 
     def _decide(

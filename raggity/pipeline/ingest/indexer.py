@@ -80,6 +80,7 @@ class Indexer:
             rows=self._rows(engine, ray_address),
             index_dir=self._config.index_dir,
             graph=self.graph_update() if self._config.retrieval.graph else None,
+            root=self._config.source_root,
             warn=self._warn,
         )
 
