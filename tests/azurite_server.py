@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,22 +57,20 @@ def _azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurit
     if not AZURITE.exists():
         pytest.fail(f"{AZURITE} is missing: run `make install` (it installs Azurite with npm)")
     work = tmp_path_factory.mktemp("azurite")
-    process = subprocess.Popen(
-        [*_ARGUMENTS, "--debug", os.devnull],
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = work / "azurite.log"
+    # Its console (the bound port, then an access line per request) goes to a file: a pipe that
+    # nobody reads after the port would fill up and stall the server mid-suite.
+    with log.open("w") as console:
+        process = subprocess.Popen(
+            [*_ARGUMENTS, "--debug", os.devnull], cwd=work, stdout=console, stderr=subprocess.STDOUT
+        )
     try:
-        assert process.stdout is not None
-        url = None
-        for line in process.stdout:  # Azurite prints the port it bound before it serves
-            if found := _LISTENING.search(line):
-                url = found.group(1)
-                break
-        if url is None:
-            pytest.fail(f"Azurite did not start (exit status {process.wait()})")
+        deadline = time.monotonic() + 60
+        while not (found := _LISTENING.search(log.read_text(errors="replace"))):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Azurite did not start: {log.read_text(errors='replace')[-500:]}")
+            time.sleep(0.1)
+        url = found.group(1)
         server = AzuriteServer(f"{url}/{ACCOUNT}", CONTAINER)
         server.service().create_container(CONTAINER)
         yield server
