@@ -78,10 +78,6 @@ def main(
         from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
 
         prepare_to_generate()  # llama.cpp's library before numpy's: a CUDA build needs that order
-    elif ctx.invoked_subcommand == "search":
-        from raggity.cli.arrow_without_pandas import load_arrow_without_pandas  # noqa: PLC0415 - only a search needs it
-
-        load_arrow_without_pandas()  # a cold search spends no time on pandas, which it never uses
 
 
 @app.command()
@@ -116,6 +112,9 @@ def search(
     ] = False,
 ) -> None:
     """Retrieve the best-matching chunks (hybrid dense + BM25, fused by RRF). No language model is loaded."""
+    from raggity.cli.arrow_without_pandas import load_arrow_without_pandas  # noqa: PLC0415 - deferred so `rag --help` stays instant
+
+    load_arrow_without_pandas()  # a cold search spends no time on pandas, which it never uses
     from raggity.api import candidate_json, trace_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import print_json, search_table, trace_table  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
