@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.raggity-installed
 DEMO := .demo
 
-.PHONY: install demo test lint bench bench-busy bench-answers clean
+.PHONY: install demo test lint bench bench-cold bench-busy bench-answers clean
 
 install: $(STAMP)
 
@@ -40,6 +40,11 @@ lint: install
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# Cold `rag search` alone, five processes on an index you have: make bench-cold INDEX=path/to/.raggity
+# (bench/cold_search.py; --code TREE, repeated, times other checkouts in the same run).
+bench-cold: install
+	$(BIN)/python -m bench.cold_search --index $(INDEX)
 
 # Time to first token and decoding speed beside 0, 1 and 2 busy processes, old and new thread set-up
 # (bench/busy_cpu.py; a few minutes: a collapsed setting decodes for up to a minute).
