@@ -39,19 +39,13 @@ class Plan:
 
 def plan_ingest(sources: Sequence[SourceFile], in_scope: Callable[[str], bool], manifest: Manifest) -> Plan:
     """The plan; `manifest` loses the removed sources and takes the new stamps of unchanged ones.
-    Deletion is scoped by `in_scope`: other folders' files stay indexed."""
+    Deletion is scoped by `in_scope`: other folders' files stay indexed. A source is unchanged with
+    the size and mtime recorded, or with the same content (its entry then takes the new stamp)."""
     current = {s.source for s in sources}
     removed = [s for s in manifest.sources if in_scope(s) and s not in current]
     stale: set[str] = set()
     for source in removed:
         stale.update(manifest.sources.pop(source).chunk_ids)
-    todo, unchanged = plan_sources(sources, manifest)
-    return Plan(todo, unchanged, removed, stale)
-
-
-def plan_sources(sources: Sequence[SourceFile], manifest: Manifest) -> tuple[list[SourceFile], int]:
-    """The sources to (re)read, and how many are unchanged: same size and mtime as recorded, or the
-    same content (whose entry then takes the new stamp, in `manifest`)."""
     todo: list[SourceFile] = []
     unchanged = 0
     for item in sources:
@@ -69,4 +63,4 @@ def plan_sources(sources: Sequence[SourceFile], manifest: Manifest) -> tuple[lis
             unchanged += 1
         else:
             todo.append(item)
-    return todo, unchanged
+    return Plan(todo, unchanged, removed, stale)

@@ -90,8 +90,10 @@ class Tally:
         self.chunks += chunks
         self.tokens += tokens
 
-    def report(self) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
-        return self.sources, self.skipped, self.chunks, self.tokens
+    def report(self, sources_from: int = 0, skipped_from: int = 0) -> tuple[Any, ...]:
+        """What was reported after the first `sources_from` files read and `skipped_from` skipped (a
+        poll fetches only the news), and the totals embedded."""
+        return self.sources[sources_from:], self.skipped[skipped_from:], self.chunks, self.tokens
 
 
 class ChunkFiles:
@@ -172,13 +174,14 @@ class RayIngestPlan:
     write_cpus: float = 1.0
 
 
-def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
-    """The read+chunk stage over the plan's paths (lazy: nothing runs until consumed)."""
+def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
+    """Read and chunk the plan's paths in an actor, embed in an actor pool (lazy: nothing runs until
+    consumed)."""
     ray = require("ray")
     paths = ray.data.from_items(
         [{"source": source, "real": real, "stored": list(stored)} for source, real, stored in plan.paths]
     )
-    return paths.flat_map(
+    chunked = paths.flat_map(
         ChunkFiles,
         fn_constructor_kwargs={"spec": plan.chunker, "tally": tally},
         compute=ray.data.ActorPoolStrategy(size=plan.chunk_workers),
@@ -187,12 +190,7 @@ def chunk_dataset(plan: RayIngestPlan, tally: Any) -> Any:
         # would also need its constructor arguments kept in the object store (Ray warns about that).
         max_restarts=0,
     )
-
-
-def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
-    """Read, chunk and embed (lazy)."""
-    ray = require("ray")
-    return chunk_dataset(plan, tally).map_batches(
+    return chunked.map_batches(
         EmbedChunks,
         fn_constructor_kwargs={"spec": plan.embedder, "tally": tally},
         compute=ray.data.ActorPoolStrategy(size=plan.embed_workers),
@@ -224,7 +222,9 @@ def write_chunks(
     )
 
 
-def tally_report(tally: Any) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
+def tally_report(
+    tally: Any, sources_from: int = 0, skipped_from: int = 0
+) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
     ray = require("ray")
-    sources, skipped, chunks, tokens = ray.get(tally.report.remote())
+    sources, skipped, chunks, tokens = ray.get(tally.report.remote(sources_from, skipped_from))
     return sorted(sources, key=lambda s: s.source), sorted(skipped), chunks, tokens

@@ -130,15 +130,15 @@ class RayRows:
             if isinstance(failure[0], KeyboardInterrupt | RaggityError):
                 raise failure[0]
             raise ray_failure(failure[0], self._failure) from failure[0]
-        sources, skipped, chunks, tokens = shown.update(tally, todo, run.progress)
+        shown.update(tally, todo, run.progress)
         by_source = {item.source: item for item in todo}
-        for result in sources:
+        for result in shown.sources:
             run.finish(by_source[result.source], result.chunk_ids, result.sha256)
             run.keep(result.kept)
-        for source, reason in skipped:
+        for source, reason in shown.skipped:
             run.skip(by_source[source], reason)
-        run.chunks_written += chunks
-        run.tokens_embedded += tokens
+        run.chunks_written += shown.chunks
+        run.tokens_embedded += shown.tokens
         run.embed_seconds += time.perf_counter() - started
 
 
@@ -163,35 +163,27 @@ def ray_failure(exc: BaseException, failure: Callable[[BaseException], RaggityEr
 
 
 class _Shown:
-    """What the progress display has been told so far, so that each poll reports only the news."""
+    """What the Tally reported so far, and the progress display was told: each poll fetches the news."""
 
     def __init__(self) -> None:
-        self.sources: set[str] = set()
-        self.skipped: set[str] = set()
+        self.sources: list[SourceResult] = []
+        self.skipped: list[tuple[str, str]] = []
         self.chunks = 0
         self.tokens = 0
 
-    def update(
-        self, tally: Any, todo: Sequence[SourceFile], progress: IngestProgress
-    ) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
-        sources, skipped, chunks, tokens = tally_report(tally)
+    def update(self, tally: Any, todo: Sequence[SourceFile], progress: IngestProgress) -> None:
+        sources, skipped, chunks, tokens = tally_report(tally, len(self.sources), len(self.skipped))
         sizes = {item.source: item.size for item in todo}
         for result in sources:
-            if result.source not in self.sources:
-                self.sources.add(result.source)
-                progress.read(
-                    kind_of(result.source),
-                    sizes.get(result.source, 0),
-                    len(result.chunk_ids) - len(result.kept),
-                )
-                progress.advanced(1, 0, 0)
+            embedded = len(result.chunk_ids) - len(result.kept)
+            progress.read(kind_of(result.source), sizes.get(result.source, 0), embedded)
+            progress.advanced(1, 0, 0)
         for source, reason in skipped:
-            if source not in self.skipped:
-                self.skipped.add(source)
-                progress.warn(source, reason)
-                progress.read(kind_of(source), sizes.get(source, 0), 0)
-                progress.advanced(1, 0, 0)
+            progress.warn(source, reason)
+            progress.read(kind_of(source), sizes.get(source, 0), 0)
+            progress.advanced(1, 0, 0)
+        self.sources += sources
+        self.skipped += skipped
         if chunks > self.chunks:
             progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
             self.chunks, self.tokens = chunks, tokens
-        return sources, skipped, chunks, tokens
