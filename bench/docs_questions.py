@@ -382,7 +382,7 @@ def _write_ooc(folder: Path, unrelated: Sequence[FaqEntry]) -> None:
 
 def build_set(docset: DocSet, out: Path, unrelated: Sequence[FaqEntry], ooc_limit: int = 0) -> dict[str, Any]:
     # Imported here so that `score` runs without raggity's reader dependencies loaded.
-    from raggity.ingest.readers.html import read_html  # noqa: PLC0415
+    from raggity.documents.readers.html import read_html  # noqa: PLC0415
 
     target = out / docset.name
     if target.exists():

@@ -24,7 +24,7 @@ from raggity.inference.onnx_session import create_session
 from raggity.inference.tokenizer import load_hf_tokenizer
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.reading import BATCH_CHUNKS
-from raggity.pipeline.models import load_embedder
+from raggity.pipeline.model_loading import load_embedder
 from raggity.store.vector_table import VectorTableReader
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from raggity.cli.progress import ANNOUNCE_AFTER_READ
 from raggity.config.schema import Config
-from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
-from raggity.ingest.discover import discover
-from raggity.ingest.readers import read_file
+from raggity.documents.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.documents.discover import discover
+from raggity.documents.readers import read_file
 from raggity.pipeline.ingest.pace import IngestPace, kind_of
-from raggity.pipeline.models import Models
+from raggity.pipeline.model_loading import Models
 
 FRACTIONS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
 

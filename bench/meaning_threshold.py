@@ -34,7 +34,7 @@ from raggity.config.schema import Config
 from raggity.evaluation.calibration_split import in_calibration_split
 from raggity.pipeline.answer.citations import numbers_held
 from raggity.pipeline.answer.focus import document_sentences
-from raggity.pipeline.models import load_embedder
+from raggity.pipeline.model_loading import load_embedder
 
 DEFAULT_DATA = Path(os.environ.get("RAGGITY_SHARED_EVAL", "/work/shared/eval")) / "squad2-dev"
 MAX_WRONG = 0.02

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from bench.ocr_probe import TEXT, error_rate, render
-from raggity.ingest.readers import read_file
+from raggity.documents.readers import read_file
 
 
 def main() -> None:

@@ -85,7 +85,7 @@ def extract_libs(path: Path) -> str:
 
 
 def extract_raggity(path: Path) -> str:
-    from raggity.ingest.readers import read_file
+    from raggity.documents.readers import read_file
 
     return "\n".join(document.text for document in read_file(path))
 
@@ -96,7 +96,7 @@ def _one(tool: str, path: Path) -> dict[str, Any]:
     if tool == "kreuzberg":
         import kreuzberg  # noqa: F401
     elif tool == "raggity":
-        import raggity.ingest.readers  # noqa: F401
+        import raggity.documents.readers  # noqa: F401
     imported = time.perf_counter()
     try:
         text = extract(path)

@@ -51,9 +51,9 @@ def corpus(folder: Path, copies: int) -> list[Path]:
 
 
 def in_process(paths: list[Path], files: Any, max_tokens: int, index: Path) -> dict[str, Any]:
+    from raggity.documents.chunker import ChunkingSettings  # noqa: PLC0415
     from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415
     from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415
-    from raggity.ingest.chunker import ChunkingSettings  # noqa: PLC0415
     from raggity.pipeline.ingest.in_process import InProcessRows  # noqa: PLC0415
     from raggity.pipeline.ingest.sources import file_source, in_roots  # noqa: PLC0415
     from raggity.pipeline.ingest.sync import IndexSync  # noqa: PLC0415

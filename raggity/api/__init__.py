@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from raggity.pipeline.graph.build import GraphBuildStatus
     from raggity.pipeline.ingest.pace import IngestPace
     from raggity.pipeline.ingest.sync import IngestReport, Skipped
-    from raggity.pipeline.models import Models
+    from raggity.pipeline.model_loading import Models
 
 _EXPORTS = {
     "Conversation": "raggity.api.conversation",
@@ -49,7 +49,7 @@ _EXPORTS = {
     "passage_json": "raggity.api.shapes",
     "Passage": "raggity.core.types",
     "trace_json": "raggity.api.shapes",
-    "Models": "raggity.pipeline.models",
+    "Models": "raggity.pipeline.model_loading",
     "TextDocument": "raggity.core.types",
     "load_config": "raggity.config.loader",
     "Config": "raggity.config.schema",

@@ -31,7 +31,7 @@ from raggity.evaluation.calibration_store import (
 from raggity.models.hashing import cache_home
 from raggity.pipeline.answer.prompt import PROMPT_VERSION
 from raggity.pipeline.answer.thresholds import generator_name, generator_sha256
-from raggity.pipeline.models import Models, with_generation_model
+from raggity.pipeline.model_loading import Models, with_generation_model
 
 # The shipped set's name in signal logs: a new set, or a new prompt, starts a new log.
 SET_NAME = "squad2-v1"

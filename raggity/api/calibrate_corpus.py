@@ -61,7 +61,7 @@ from raggity.evaluation.calibration_store import (
     write_corpus_calibration,
 )
 from raggity.pipeline.answer.citations import claim_words
-from raggity.pipeline.models import Models
+from raggity.pipeline.model_loading import Models
 from raggity.store.layout import IndexLayout
 
 CORPUS_PER_GROUP = 40
@@ -157,7 +157,7 @@ def calibrate_corpus(
     """Fits and stores this index's ceiling for the model (`per_group`: questions of each group,
     default CORPUS_PER_GROUP). `models`: as calibrate_model's."""
     config = calibration_config(config, model)
-    if config.index_location.remote:
+    if config.index_location.on_object_store:
         raise RaggityError(
             "rag calibrate --corpus works on a local index only", "run it on a local copy of the index"
         )

@@ -91,7 +91,7 @@ def _remote_index_checks(config: Config) -> list[Check]:
 
 def _index_checks(config: Config) -> list[Check]:
     location = config.index_location
-    if location.remote:
+    if location.on_object_store:
         return _remote_index_checks(config)
     layout = IndexLayout(config.index_dir)
     # The health check every command makes (raggity.store.health), in its words; then the slow one.

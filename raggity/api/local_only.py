@@ -11,7 +11,7 @@ def local_layout(config: Config, command: str) -> IndexLayout:
     """The index folder `config` names, or a ConfigError when the index is on object storage (whose
     local state folder would otherwise be reported as "no index yet")."""
     location = config.index_location
-    if location.remote:
+    if location.on_object_store:
         raise ConfigError(
             f"{location.uri}: `{command}` works on a local index folder only so far",
             "see docs/scaling.md#not-done-yet",

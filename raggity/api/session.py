@@ -18,7 +18,7 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer
 from raggity.core.trace import OnStage, TraceRecorder
 from raggity.core.types import Answer, Candidate, TextDocument
-from raggity.pipeline.models import Models, Warn, no_warnings, with_generation_model
+from raggity.pipeline.model_loading import Models, Warn, no_warnings, with_generation_model
 from raggity.pipeline.search.hybrid import Mode
 from raggity.pipeline.search.searcher import Searcher, SearchResult
 from raggity.store.layout import IndexLayout

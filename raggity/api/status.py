@@ -80,7 +80,7 @@ def index_size(layout: IndexLayout) -> int:
 
 
 def index_status(config: Config) -> IndexStatus:
-    if config.index_location.remote:
+    if config.index_location.on_object_store:
         return remote_index_status(config)
     layout = IndexLayout(config.index_dir)
     layout.refuse_a_file()
@@ -107,9 +107,9 @@ def remote_index_status(config: Config) -> IndexStatus:
     """What CURRENT and its manifest say about an index on object storage: CURRENT is checked as every
     reading command checks it (a damaged pointer, or a version the table does not have, is the same
     one-line error), which opens the table at that version (a few small GETs)."""
+    from raggity.store.object_commit import current_commit, open_committed  # noqa: PLC0415 - as above
     from raggity.store.object_store import S3Objects  # noqa: PLC0415 - a local index never loads boto3
-    from raggity.store.remote_commit import current_commit, open_committed  # noqa: PLC0415 - as above
-    from raggity.store.remote_errors import lance_store_error  # noqa: PLC0415 - as above
+    from raggity.store.object_store_errors import lance_store_error  # noqa: PLC0415 - as above
 
     location = config.index_location
     objects = S3Objects(location)

@@ -13,7 +13,7 @@ from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from raggity.api.session import Raggity
 from raggity.core.errors import IndexBusyError, RaggityError
-from raggity.ingest.discover import valid_name
+from raggity.documents.discover import valid_name
 from raggity.pipeline.ingest.sync import IngestProgress, IngestReport
 
 # Another ingest (a `rag ingest` in a second terminal) holds the lock: wait for it rather than fail.

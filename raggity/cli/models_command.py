@@ -57,7 +57,7 @@ def pull(
     """Download a model (resumable, checksum-verified, atomic). Needs network access; everything else does not."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.api.models import pull_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.model_store import pull_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     with Progress(
@@ -94,7 +94,7 @@ def add(
     The file is hashed once and checked against that hash on every load, as a pulled model is."""
     from pathlib import Path  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
-    from raggity.api.models import add_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.model_store import add_model  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     with err.status("hashing the model (once)"):
@@ -112,7 +112,7 @@ def list_all(config: ConfigOption = None, json_out: JsonOption = False) -> None:
 
     Packaged, pulled or added models, and those in Ollama's store ($OLLAMA_MODELS, else
     ~/.ollama/models), with the one configured marked and each one's calibration."""
-    from raggity.api.models import list_generators  # noqa: PLC0415 - deferred so `rag --help` stays instant
+    from raggity.api.model_store import list_generators  # noqa: PLC0415 - deferred so `rag --help` stays instant
     from raggity.cli.render import plain, print_json  # noqa: PLC0415 - deferred so `rag --help` stays instant
 
     rows = list_generators(load(config))

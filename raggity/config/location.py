@@ -36,12 +36,12 @@ class IndexLocation:
         return head.lower() if sep else None
 
     @property
-    def remote(self) -> bool:
+    def on_object_store(self) -> bool:
         return self.scheme is not None
 
     @property
     def local_path(self) -> Path:
-        if self.remote:
+        if self.on_object_store:
             raise ValueError(f"{self.uri} is not a local path")
         return Path(self.uri)
 

@@ -9,7 +9,7 @@ version may go once it was replaced more than `keep` ago; the one a reader would
 - Local folder: the LanceDB table's small fragments are merged, then every version replaced (by the
   next one) more than `keep` ago is deleted, with the files only they used; Tantivy's files that its
   last commit no longer lists are deleted (an open Tantivy reader keeps its segments mapped).
-- Object store: CURRENT lists the commits it replaced and when (remote_commit.Replaced); the versions
+- Object store: CURRENT lists the commits it replaced and when (object_commit.Replaced); the versions
   older than CURRENT's that it named within `keep`, and CURRENT's own, stay; every other older version
   goes (intermediate versions of past ingests, which no reader ever opened), and so do the manifest
   objects of no kept commit. Versions after CURRENT's (a writer that died) are left to the next
@@ -33,8 +33,8 @@ from raggity.core.faults import checkpoint
 from raggity.store.bm25_index import Bm25Writer, built_with
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
+from raggity.store.object_commit import MANIFESTS, Commit, WriterLease, current_commit
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import MANIFESTS, Commit, WriterLease, current_commit
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import committed
 

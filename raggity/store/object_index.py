@@ -28,8 +28,7 @@ from raggity.store.compact import CompactReport, compact_remote
 from raggity.store.index_seam import IndexWriter, LanceTarget, Snapshot, StoredIds
 from raggity.store.lance_fts import LanceFtsReader, create_fts_index
 from raggity.store.manifest import Manifest, parse_manifest
-from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import (
+from raggity.store.object_commit import (
     LEASE_SECONDS,
     Commit,
     WriterLease,
@@ -39,7 +38,8 @@ from raggity.store.remote_commit import (
     publish,
     read_manifest_text,
 )
-from raggity.store.remote_errors import lance_store_error
+from raggity.store.object_store import S3Objects
+from raggity.store.object_store_errors import lance_store_error
 from raggity.store.vector_index import DEFAULT_MIN_ROWS, keep_vector_index
 from raggity.store.vector_table import StoredChunk, VectorTableReader, fetch_rows
 
@@ -200,7 +200,7 @@ class ObjectStoreIndexWriter:
     def open(self, *, rebuild: bool) -> Manifest:
         """CURRENT's manifest (empty for a rebuild); if a writer died after CURRENT's version, the
         table is brought back to it first (a new Lance version with that content)."""
-        # A rebuild repairs a damaged CURRENT: it publishes over it (remote_commit.recover_commit).
+        # A rebuild repairs a damaged CURRENT: it publishes over it (object_commit.recover_commit).
         self._previous = current_commit(self._objects, repair=rebuild)
         latest = self._dataset()
         if latest is None:

@@ -9,7 +9,7 @@ import pytest
 
 from raggity.api import IndexStateError, Raggity, load_config
 from raggity.api.conversation import REWRITE_SYSTEM, Conversation
-from raggity.pipeline.models import load_generator
+from raggity.pipeline.model_loading import load_generator
 from raggity.testing import RecordingGenerator, ScriptedGenerator
 from tests.chat.conftest import Index
 from tests.support import Messages, write_config

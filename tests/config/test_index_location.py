@@ -31,7 +31,7 @@ def test_an_s3_path_with_storage_options_is_an_index_location(tmp_path: Path) ->
         )
     )
     location = config.index_location
-    assert location.remote
+    assert location.on_object_store
     assert location.uri == "s3://team-bucket/raggity/docs"
     assert dict(location.storage_options) == {
         "endpoint": "http://127.0.0.1:9000",
@@ -51,7 +51,7 @@ def test_gs_and_az_uris_are_accepted(tmp_path: Path, scheme: str) -> None:
 
 def test_a_local_path_stays_a_folder_next_to_the_file(tmp_path: Path) -> None:
     config = load_config(explicit=_write(tmp_path, '[index]\npath = "idx"\n'))
-    assert not config.index_location.remote
+    assert not config.index_location.on_object_store
     assert config.index_location.local_path == (tmp_path / "idx").resolve() == config.index_dir
 
 

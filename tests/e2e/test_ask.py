@@ -26,7 +26,7 @@ from raggity.pipeline.answer.prompt import (
     YES_NO_INSTRUCTION,
 )
 from raggity.pipeline.answer.stages import NO_ANSWER_MESSAGE, REFUSAL_MESSAGE, UNSUPPORTED_MESSAGE
-from raggity.pipeline.models import load_generator
+from raggity.pipeline.model_loading import load_generator
 from raggity.store.vector_table import VectorTableReader
 from raggity.testing import RecordingGenerator, ScriptedGenerator
 from tests.isolation import isolated_state

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from raggity.cli.skip_summary import skip_summary
-from raggity.ingest.private_files import HIDDEN
+from raggity.documents.private_files import HIDDEN
 from raggity.pipeline.ingest.sync import Skipped
 from raggity.store.manifest import load_manifest
 from tests.support import INSTALL_MD, SOURDOUGH_TXT, rag, write_config

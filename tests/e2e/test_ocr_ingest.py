@@ -18,7 +18,7 @@ from raggity.config.loader import load_config
 from tests.ingest.test_ocr import LINES, page
 from tests.support import write_config
 
-OCR_MODULES = ("rapidocr", "cv2", "PIL", "raggity.ingest.readers.ocr")
+OCR_MODULES = ("rapidocr", "cv2", "PIL", "raggity.documents.readers.ocr")
 PROBE = f"""
 import json, sys
 from typer.testing import CliRunner

@@ -170,7 +170,7 @@ assert result.exit_code == 0, result.output
 hits = json.loads(result.stdout)
 assert hits, "search returned nothing"
 loaded = [m for m in sys.modules if m.split(".")[0] == "llama_cpp" or m == "raggity.inference.llama_runtime"]
-rooms = ("raggity.pipeline.answer", "raggity.pipeline.ingest", "raggity.pipeline.graph", "raggity.ingest")
+rooms = ("raggity.pipeline.answer", "raggity.pipeline.ingest", "raggity.pipeline.graph", "raggity.documents")
 other_rooms = [m for m in sys.modules if m.startswith(rooms)]
 print(json.dumps({"source": hits[0]["source"], "llama": sorted(loaded), "rooms": sorted(other_rooms),
                   "pandas": "pandas" in sys.modules}))

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from raggity.core.errors import IndexStateError
 from raggity.store.manifest import Manifest, parse_manifest
+from raggity.store.object_commit import CURRENT, MAX_VERSION, current_commit
 from raggity.store.object_store import StoredObject
-from raggity.store.remote_commit import CURRENT, MAX_VERSION, current_commit
 from tests.fuzz.conftest import FUZZ
 
 KEY = re.compile(r"manifests/[0-9]{1,20}-[0-9a-f]{32}\.json")

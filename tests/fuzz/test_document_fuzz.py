@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from odf.opendocument import OpenDocumentText  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-from raggity.ingest.readers import UnreadableFileError, read_file
+from raggity.documents.readers import UnreadableFileError, read_file
 from tests.fuzz.conftest import FUZZ, damaged
 
 

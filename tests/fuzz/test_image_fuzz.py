@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from raggity.ingest.readers import UnreadableFileError, read_file
+from raggity.documents.readers import UnreadableFileError, read_file
 from tests.fuzz.conftest import FUZZ, damaged
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from raggity.config import CONFIG_NAME, load_config
 from raggity.core.beneath import open_no_links
 from raggity.core.errors import ConfigError
-from raggity.ingest.readers import UnreadableFileError, read_file
+from raggity.documents.readers import UnreadableFileError, read_file
 from raggity.models.hashing import sha256_file
 from raggity.store.uri import redact
 from tests.fuzz.conftest import FUZZ

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
 from raggity.core.activity import Activity, listening
-from raggity.ingest.readers import OcrOptions, UnreadableFileError, read_file
+from raggity.documents.readers import OcrOptions, UnreadableFileError, read_file
 from tests.fuzz.conftest import FUZZ_FEW, damaged
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"

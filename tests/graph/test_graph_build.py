@@ -21,7 +21,7 @@ from raggity.pipeline.graph.build import (
     live_chunk_ids,
     parse_extraction,
 )
-from raggity.pipeline.models import load_generator
+from raggity.pipeline.model_loading import load_generator
 from raggity.retrieval.graph_model import load_graph
 from raggity.testing import RecordingGenerator
 from tests.support import write_config

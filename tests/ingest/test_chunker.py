@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from raggity.core.types import Chunk, Document, Heading, PageSpan
-from raggity.inference.tokenizer import HFTokenizer
-from raggity.ingest.chunk_ids import parent_id
-from raggity.ingest.chunker import (
+from raggity.documents.chunk_ids import parent_id
+from raggity.documents.chunker import (
     MAX_CHARS_PER_TOKEN,
     ChunkIdAllocator,
     ChunkingSettings,
     chunk_document,
     chunk_id,
 )
+from raggity.inference.tokenizer import HFTokenizer
 
 
 @cache

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raggity.core.types import Chunk, Document, Heading, PageSpan
+from raggity.documents.chunker import MAX_CHARS_PER_TOKEN, ChunkIdAllocator, ChunkingSettings, chunk_document
 from raggity.inference.tokenizer import HFTokenizer
-from raggity.ingest.chunker import MAX_CHARS_PER_TOKEN, ChunkIdAllocator, ChunkingSettings, chunk_document
 from tests.ingest.test_chunker import _spans
 
 # The autouse fixtures of tests/conftest.py are function-scoped but hold no per-example state.

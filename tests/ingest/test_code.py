@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from raggity.core.types import Chunk, Document
-from raggity.ingest.chunker import ChunkingSettings, chunk_document
-from raggity.ingest.readers import read_file
+from raggity.documents.chunker import ChunkingSettings, chunk_document
+from raggity.documents.readers import read_file
 from tests.ingest.test_html import tokenizer
 
 PYTHON = '''\

@@ -14,7 +14,7 @@ import pytest
 
 from raggity.config.schema import IngestConfig
 from raggity.core.errors import ConfigError
-from raggity.ingest.discover import Discovery, SkippedFile, discover, is_supported
+from raggity.documents.discover import Discovery, SkippedFile, discover, is_supported
 
 
 def make(root: Path, *names: str, content: str = "text\n") -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from raggity.config.schema import IngestConfig
-from raggity.ingest.discover import BAD_NAME, PAGE_SOURCE, Discovery, discover
-from raggity.ingest.generated import GENERATED
-from raggity.ingest.private_files import CREDENTIALS, HIDDEN, may_hold_credentials
+from raggity.documents.discover import BAD_NAME, PAGE_SOURCE, Discovery, discover
+from raggity.documents.generated import GENERATED
+from raggity.documents.private_files import CREDENTIALS, HIDDEN, may_hold_credentials
 from tests.ingest.test_discover import found, make, run
 
 
@@ -317,7 +317,7 @@ _GLOB_SCRIPT = """
 import sys
 from pathlib import Path
 from raggity.config.schema import IngestConfig
-from raggity.ingest.discover import discover
+from raggity.documents.discover import discover
 
 config = IngestConfig(exclude=["a*a*a*a*a*a*a*a*a*a*b.md"], include=["**/x/**/x/**/x/**/x/**/*.md"])
 print(len(discover([Path(sys.argv[1])], config).files))

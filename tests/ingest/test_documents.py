@@ -19,9 +19,9 @@ from odf.table import Table, TableCell, TableRow  # type: ignore[import-untyped,
 from odf.text import H, P  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from raggity.core.types import Chunk, Document, Heading
-from raggity.ingest.chunker import ChunkingSettings, chunk_document
-from raggity.ingest.readers import read_file
-from raggity.ingest.readers.outline import Outline
+from raggity.documents.chunker import ChunkingSettings, chunk_document
+from raggity.documents.readers import read_file
+from raggity.documents.readers.outline import Outline
 
 
 class _Words:

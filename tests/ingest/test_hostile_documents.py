@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from raggity.ingest.readers import TooMuchTextError, UnreadableFileError, read_file
-from raggity.ingest.readers.mail import MAX_ATTACHMENTS
-from raggity.ingest.readers.package import MAX_ENTRIES, Limits, Package
-from raggity.ingest.readers.safe_xml import parse_xml
+from raggity.documents.readers import TooMuchTextError, UnreadableFileError, read_file
+from raggity.documents.readers.mail import MAX_ATTACHMENTS
+from raggity.documents.readers.package import MAX_ENTRIES, Limits, Package
+from raggity.documents.readers.safe_xml import parse_xml
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 DOCUMENT = (

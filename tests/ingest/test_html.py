@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from raggity.core.types import Anchor, Chunk, Document
+from raggity.documents.chunker import ChunkingSettings, chunk_document
+from raggity.documents.readers import TooMuchTextError, UnreadableFileError, read_file
 from raggity.inference.tokenizer import HFTokenizer
-from raggity.ingest.chunker import ChunkingSettings, chunk_document
-from raggity.ingest.readers import TooMuchTextError, UnreadableFileError, read_file
 
 
 def read_html(tmp_path: Path, page: str, *, max_chars: int = 5_000_000) -> Document:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from raggity.ingest.ignore import (
+from raggity.documents.ignore import (
     IgnoreRules,
     _compile,
     _GitBracketPattern,
@@ -132,7 +132,7 @@ _STARS = "a*a*a*a*a*a*a*a*a*a*b"  # 21 bytes; the issue's report took 146 s for 
 _DEEP = "**/a/**/a/**/a/**/a/**/b"
 
 _HOSTILE_SCRIPT = """
-from raggity.ingest.ignore import parse_ignore_file
+from raggity.documents.ignore import parse_ignore_file
 
 stars = parse_ignore_file("", [{stars!r}])
 deep = parse_ignore_file("", [{deep!r}])

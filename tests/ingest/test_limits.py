@@ -9,7 +9,7 @@ import pytest
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
-from raggity.ingest.readers import TooMuchTextError, read_file
+from raggity.documents.readers import TooMuchTextError, read_file
 from tests.ingest.test_pdf import make_pdf
 from tests.support import write_config
 

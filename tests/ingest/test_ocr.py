@@ -18,8 +18,8 @@ from pypdf.generic import NameObject, NumberObject
 from raggity.core.activity import Activity, listening
 from raggity.core.places import place_range
 from raggity.core.types import Chunk, Document
-from raggity.ingest.chunker import ChunkingSettings, chunk_document
-from raggity.ingest.readers import OcrOptions, UnreadableFileError, read_file
+from raggity.documents.chunker import ChunkingSettings, chunk_document
+from raggity.documents.readers import OcrOptions, UnreadableFileError, read_file
 from tests.ingest.test_pdf import make_pdf
 
 FONTS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf")

@@ -15,8 +15,8 @@ from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import IngestConfig
 from raggity.core.beneath import LinkOnPathError, open_no_links
-from raggity.ingest.discover import discover
-from raggity.ingest.readers import UnreadableFileError, read_file
+from raggity.documents.discover import discover
+from raggity.documents.readers import UnreadableFileError, read_file
 from raggity.models.hashing import sha256_file
 from raggity.pipeline.ingest.sources import file_source
 from tests.support import write_config

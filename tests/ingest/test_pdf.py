@@ -11,8 +11,8 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from raggity.core.types import PageSpan
-from raggity.ingest.readers import UnreadableFileError, read_file
-from raggity.ingest.readers.pdf import PAGE_SEPARATOR
+from raggity.documents.readers import UnreadableFileError, read_file
+from raggity.documents.readers.pdf import PAGE_SEPARATOR
 
 
 def make_pdf(pages: list[list[str]]) -> bytes:
@@ -154,7 +154,7 @@ def test_any_parser_exception_becomes_a_reason(tmp_path: Path, monkeypatch: pyte
     def broken_reader(*args: object, **kwargs: object) -> None:
         raise KeyError("/Root")
 
-    monkeypatch.setattr("raggity.ingest.readers.pdf.PdfReader", broken_reader)
+    monkeypatch.setattr("raggity.documents.readers.pdf.PdfReader", broken_reader)
     assert reason(write(tmp_path / "doc.pdf", make_pdf(PAGES))) == "corrupt PDF: '/Root'"
 
 
@@ -162,7 +162,7 @@ def test_keyboard_interrupt_is_never_swallowed(tmp_path: Path, monkeypatch: pyte
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("raggity.ingest.readers.pdf.PdfReader", interrupted)
+    monkeypatch.setattr("raggity.documents.readers.pdf.PdfReader", interrupted)
     with pytest.raises(KeyboardInterrupt):
         list(read_file(write(tmp_path / "doc.pdf", make_pdf(PAGES))))
 

@@ -13,8 +13,8 @@ import pytest
 
 from raggity.core.activity import Activity, listening
 from raggity.core.types import Chunk, Document
-from raggity.ingest.chunker import ChunkingSettings, chunk_document
-from raggity.ingest.readers import OcrOptions, UnreadableFileError, read_file
+from raggity.documents.chunker import ChunkingSettings, chunk_document
+from raggity.documents.readers import OcrOptions, UnreadableFileError, read_file
 
 PUBLISHED = Path(__file__).parent.parent / "fixtures" / "published"
 NO_OCR = OcrOptions("off")

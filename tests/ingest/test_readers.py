@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from raggity.core.errors import RaggityError
 from raggity.core.types import Document, Heading
-from raggity.ingest.readers import UnreadableFileError, read_file
-from raggity.ingest.readers.markdown import markdown_headings
-from raggity.ingest.readers.rst import rst_headings
-from raggity.ingest.readers.text import decode_blocks, segment
+from raggity.documents.readers import UnreadableFileError, read_file
+from raggity.documents.readers.markdown import markdown_headings
+from raggity.documents.readers.rst import rst_headings
+from raggity.documents.readers.text import decode_blocks, segment
 
 
 def write(path: Path, data: bytes | str) -> Path:

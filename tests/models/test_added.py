@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.api.models import add_model, list_generators
+from raggity.api.model_store import add_model, list_generators
 from raggity.config.schema import Config, GenerationConfig
 from raggity.core.errors import ModelError
 from raggity.models.download import MANIFEST_NAME

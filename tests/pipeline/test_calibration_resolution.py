@@ -26,7 +26,7 @@ from raggity.models.packaged import GENERATORS
 from raggity.pipeline.answer.answerability import CALIBRATED, Thresholds
 from raggity.pipeline.answer.prompt import PROMPT_VERSION
 from raggity.pipeline.answer.thresholds import resolve_thresholds
-from raggity.pipeline.models import Models
+from raggity.pipeline.model_loading import Models
 from raggity.store.layout import IndexLayout
 from raggity.testing import HashEmbedder, ScriptedGenerator
 from tests.support import must_not_generate

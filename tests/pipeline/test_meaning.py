@@ -8,7 +8,7 @@ from raggity.config.schema import Config
 from raggity.core.protocols import Embedder
 from raggity.core.types import Answer, Citation, Location
 from raggity.pipeline.answer.meaning import MEANING_THRESHOLD, attach_by_meaning, closest_sources
-from raggity.pipeline.models import load_embedder
+from raggity.pipeline.model_loading import load_embedder
 from raggity.testing import RecordingEmbedder
 
 LENS = "The Fresnel lens is polished with chamois leather every morning at seven o'clock."

@@ -20,8 +20,8 @@ from raggity.config.schema import Config, IndexConfig
 from raggity.pipeline.ingest.indexer import index_store
 from raggity.store.index_seam import Snapshot
 from raggity.store.layout import IndexLayout
+from raggity.store.object_commit import MANIFESTS, current_commit
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import MANIFESTS, current_commit
 from tests.reliability.conftest import Store
 from tests.reliability.helpers import QUERY, file_text, rag, write_corpus, write_rag_config
 from tests.support import write_config
@@ -64,7 +64,7 @@ def table_uri(s: Raggity) -> str:
     location = s.config.index_location
     return (
         location.child("lancedb", "chunks.lance")
-        if location.remote
+        if location.on_object_store
         else str(IndexLayout(s.config.index_dir).table)
     )
 

@@ -19,7 +19,7 @@ from raggity.api.status import index_size
 from raggity.config.loader import load_config
 from raggity.config.schema import Config, IndexConfig
 from raggity.core.types import Document
-from raggity.ingest.readers import read_file
+from raggity.documents.readers import read_file
 from raggity.pipeline.ingest.in_process import InProcessRows
 from raggity.pipeline.ingest.indexer import chunking_settings, index_store
 from raggity.pipeline.ingest.reading import CHANGED_WHILE_READ, READ_ATTEMPTS

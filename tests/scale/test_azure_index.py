@@ -14,9 +14,9 @@ from typing import Any
 import lance
 import pytest
 
+from raggity.store.object_commit import LEASE, current_commit
 from raggity.store.object_store import StoreObjects
-from raggity.store.remote_commit import LEASE, current_commit
-from raggity.store.remote_errors import lance_store_error
+from raggity.store.object_store_errors import lance_store_error
 from raggity.store.uri import IndexLocation
 from tests.azurite_server import FAKE_CREDENTIALS, AzuriteServer, _azurite_server, azurite
 from tests.support import assert_clean_error, rag, write_config, write_corpus

@@ -11,8 +11,7 @@ import pytest
 
 from raggity.core.errors import IndexBusyError, IndexLocationError
 from raggity.store.gcs_objects import GcsBucket
-from raggity.store.object_store import PreconditionFailedError, StoreObjects
-from raggity.store.remote_commit import (
+from raggity.store.object_commit import (
     CURRENT,
     LEASE,
     WriterLease,
@@ -20,6 +19,7 @@ from raggity.store.remote_commit import (
     publish,
     read_manifest_text,
 )
+from raggity.store.object_store import PreconditionFailedError, StoreObjects
 from raggity.store.uri import IndexLocation
 from tests.azurite_server import AzuriteServer, _azurite_server, azurite
 from tests.gcs_server import GcsServer, _gcs_server, gcs

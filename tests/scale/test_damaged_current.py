@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from raggity.store.manifest import Manifest
-from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import (
+from raggity.store.object_commit import (
     CURRENT,
     Commit,
     WriterLease,
@@ -19,6 +18,7 @@ from raggity.store.remote_commit import (
     parse_pointer,
     publish,
 )
+from raggity.store.object_store import S3Objects
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
 from tests.support import assert_clean_error, rag, write_config, write_corpus

@@ -20,9 +20,9 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.config.schema import EmbeddingConfig
+from raggity.documents.chunker import ChunkingSettings
 from raggity.inference.embedder import OnnxEmbedder
 from raggity.inference.tokenizer import HFTokenizer
-from raggity.ingest.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.in_process import InProcessRows
 from raggity.pipeline.ingest.ray_engine import (
@@ -42,9 +42,9 @@ from raggity.store.bm25_index import Bm25Reader
 from raggity.store.layout import IndexLayout
 from raggity.store.local_index import LocalIndex as LocalStore
 from raggity.store.manifest import load_manifest
+from raggity.store.object_commit import current_commit, open_committed
 from raggity.store.object_index import ObjectStoreIndex
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import current_commit, open_committed
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import VectorTableReader
 from tests.scale.conftest import S3Server
@@ -167,7 +167,7 @@ _SEARCH_COMMITTED = """
 import json, sys
 from raggity.store.lance_fts import LanceFtsReader
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import open_committed
+from raggity.store.object_commit import open_committed
 from raggity.store.uri import IndexLocation
 location = IndexLocation(sys.argv[1], json.loads(sys.argv[2]))
 queries, vectors = json.loads(sys.argv[3]), json.loads(sys.argv[4])

@@ -25,8 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from raggity.store.object_commit import LEASE, current_commit
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import LEASE, current_commit
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
 from tests.support import CHECKOUT, RAG, interruptible, write_config, write_corpus

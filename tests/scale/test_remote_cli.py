@@ -25,8 +25,8 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.mcp.server import ReadOnlyTools
+from raggity.store.object_commit import LEASE, current_commit
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import LEASE, current_commit
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
 from tests.support import (

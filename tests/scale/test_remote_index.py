@@ -19,14 +19,14 @@ import pyarrow as pa
 import pytest
 
 from raggity.core.errors import IndexBusyError, IndexLocationError
-from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import (
+from raggity.store.object_commit import (
     LEASE,
     WriterLease,
     current_commit,
     publish,
     read_manifest_text,
 )
+from raggity.store.object_store import S3Objects
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
 
@@ -206,7 +206,7 @@ def test_readers_see_only_published_versions_and_keep_the_one_they_opened(s3: S3
 _KILLED_WRITER = """
 import json, sys, time, lancedb, pyarrow as pa
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import WriterLease
+from raggity.store.object_commit import WriterLease
 from raggity.store.uri import IndexLocation
 location = IndexLocation(sys.argv[1], json.loads(sys.argv[2]))
 db = lancedb.connect(location.child("lancedb"), storage_options=json.loads(sys.argv[2]))

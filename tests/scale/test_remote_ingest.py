@@ -12,8 +12,8 @@ import lance
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
+from raggity.store.object_commit import current_commit
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_commit import current_commit
 from tests.scale.conftest import S3Server
 from tests.support import write_config, write_corpus
 

@@ -11,7 +11,7 @@ import pytest
 
 from raggity.core.errors import IndexLocationError
 from raggity.store.object_store import S3Objects
-from raggity.store.remote_errors import lance_store_error
+from raggity.store.object_store_errors import lance_store_error
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
 

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 from raggity.config.location import IndexLocation
 from raggity.store.compact import _kept_commits
+from raggity.store.object_commit import CURRENT, HISTORY_ENTRIES, WriterLease, current_commit, publish
 from raggity.store.object_store import PreconditionFailedError, StoredObject, StoreObjects
-from raggity.store.remote_commit import CURRENT, HISTORY_ENTRIES, WriterLease, current_commit, publish
 
 
 class MemoryObjects:

@@ -12,7 +12,7 @@ from raggity.store.uri import IndexLocation, parse_index_location, redact
 
 def test_a_relative_path_is_a_local_folder_under_the_config_folder(tmp_path: Path) -> None:
     location = parse_index_location("index", {}, base_dir=tmp_path)
-    assert not location.remote
+    assert not location.on_object_store
     assert location.local_path == (tmp_path / "index").resolve()
     assert location.storage_options == {}
 
@@ -28,7 +28,7 @@ def test_a_relative_path_is_a_local_folder_under_the_config_folder(tmp_path: Pat
 )
 def test_object_store_uris_keep_bucket_and_prefix(tmp_path: Path, path: str, uri: str) -> None:
     location = parse_index_location(path, {"region": "eu-west-1", "allow_http": True}, base_dir=tmp_path)
-    assert location.remote
+    assert location.on_object_store
     assert location.uri == uri
     assert location.storage_options == {"region": "eu-west-1", "allow_http": "true"}
 

@@ -47,7 +47,7 @@ from raggity.pipeline.answer.stages import (
     support_stage,
 )
 from raggity.pipeline.answer.thresholds import resolve_thresholds
-from raggity.pipeline.models import Models, Warn, no_warnings
+from raggity.pipeline.model_loading import Models, Warn, no_warnings
 from raggity.store.cache_store import CacheStore
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Manifest

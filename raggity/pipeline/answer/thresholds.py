@@ -74,7 +74,7 @@ def resolve_thresholds(config: Config, *, corpus: bool = True) -> ResolvedThresh
     sha = generator_sha256(config)
     if sha is not None:
         fitted = None
-        if corpus and not config.index_location.remote:
+        if corpus and not config.index_location.on_object_store:
             fitted = _usable(read_corpus_calibration(IndexLayout(config.index_dir).calibration, sha))
         if fitted is not None:
             return ResolvedThresholds(_pair(fitted), "corpus", fitted.summary(), fitted.fitted_floor)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder, Tokenizer
 from raggity.core.types import Chunk
-from raggity.ingest.chunker import ChunkingSettings
+from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.reading import batch_chunks, chunk_source, embed_chunks, read_settled
 from raggity.pipeline.ingest.sources import SourceFile

@@ -16,14 +16,14 @@ from pathlib import Path
 from raggity.config.schema import Config
 from raggity.core.errors import ConfigError, RaggityError
 from raggity.core.types import TextDocument
-from raggity.ingest.chunker import ChunkingSettings
+from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.graph.build import GraphBuildSettings, GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.in_process import InProcessRows
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport
 from raggity.pipeline.ingest.run import IngestRequest, IngestRun
 from raggity.pipeline.ingest.sources import text_source
 from raggity.pipeline.ingest.sync import RowWriter
-from raggity.pipeline.models import Models
+from raggity.pipeline.model_loading import Models
 from raggity.store.index_seam import IndexStore, cleanup_after_ingest
 from raggity.store.layout import IndexLayout
 from raggity.store.local_index import LocalIndex
@@ -135,7 +135,7 @@ class Indexer:
 def index_store(config: Config) -> IndexStore:
     """The store the config's [index] path names: a folder, or a prefix on object storage."""
     location = config.index_location
-    if location.remote:
+    if location.on_object_store:
         from raggity.store.object_index import ObjectStoreIndex  # noqa: PLC0415 - a local index never loads boto3
 
         return ObjectStoreIndex(

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from raggity.ingest.chunker import ChunkingSettings
+from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.reading import safe_digest
 from raggity.pipeline.ingest.sources import SourceFile

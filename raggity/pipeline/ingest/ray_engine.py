@@ -8,7 +8,7 @@ Discovery and the added/changed/removed diff stay on the driver; it hands this m
 
 ChunkFiles runs raggity's own reading (pipeline/ingest/reading.py: opening, readers, chunker, the
 digest before and after, the skip reasons), so a chunk gets the id the in-process engine gives it (ids
-derive from source path, text and occurrence: raggity.ingest.chunk_ids). A chunk whose id the index
+derive from source path, text and occurrence: raggity.documents.chunk_ids). A chunk whose id the index
 already holds (a changed file's unchanged text) is not sent on to be embedded: it goes back to the
 driver, which keeps its row and vector as the in-process engine does (SyncRun.keep). The rows have the
 chunk table's columns (raggity.store.chunk_table). EmbedChunks holds the ONNX embedder: Ray builds one
@@ -28,9 +28,9 @@ import numpy as np
 
 from raggity.core.extras import require
 from raggity.core.types import Chunk
-from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
-from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
+from raggity.documents.chunker import ChunkingSettings
+from raggity.documents.readers.errors import DEFAULT_MAX_CHARS
+from raggity.documents.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.pipeline.ingest.reading import open_source, read_chunks
 from raggity.pipeline.ingest.report import Skipped
 from raggity.store.chunk_table import chunk_row, chunk_schema

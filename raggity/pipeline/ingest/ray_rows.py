@@ -12,8 +12,8 @@ from typing import Any
 
 from raggity.config.schema import Config
 from raggity.core.errors import ConfigError, RaggityError
-from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.readers.ocr_options import ocr_options
+from raggity.documents.chunker import ChunkingSettings
+from raggity.documents.readers.ocr_options import ocr_options
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.ray_engine import (

@@ -17,9 +17,9 @@ import numpy as np
 from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
-from raggity.ingest.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
-from raggity.ingest.readers.ocr_options import OcrOptions
-from raggity.ingest.readers.source import os_error_reason
+from raggity.documents.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
+from raggity.documents.readers.ocr_options import OcrOptions
+from raggity.documents.readers.source import os_error_reason
 from raggity.pipeline.ingest.report import IngestProgress, Skipped
 from raggity.pipeline.ingest.sources import SourceFile, file_source
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from raggity.core.errors import IngestIncompleteError
-from raggity.ingest.discover import SkippedFile
+from raggity.documents.discover import SkippedFile
 
 
 class IngestProgress(Protocol):

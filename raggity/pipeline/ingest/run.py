@@ -11,10 +11,10 @@ from pathlib import Path
 from raggity.config.schema import IngestConfig
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.protocols import Embedder
-from raggity.ingest.chunker import ChunkingSettings
-from raggity.ingest.discover import discover, recheck
-from raggity.ingest.readers.ocr_options import ocr_options
-from raggity.ingest.readers.source import os_error_reason
+from raggity.documents.chunker import ChunkingSettings
+from raggity.documents.discover import discover, recheck
+from raggity.documents.readers.ocr_options import ocr_options
+from raggity.documents.readers.source import os_error_reason
 from raggity.pipeline.graph.build import GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.plan import index_fingerprint
 from raggity.pipeline.ingest.reading import open_source

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raggity.core.types import Document, Heading, TextDocument
-from raggity.ingest.readers import read_file
-from raggity.ingest.readers.errors import DEFAULT_MAX_CHARS
-from raggity.ingest.readers.ocr_options import DEFAULT_OCR, OcrOptions
+from raggity.documents.readers import read_file
+from raggity.documents.readers.errors import DEFAULT_MAX_CHARS
+from raggity.documents.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.models.hashing import sha256_file
 
 # File systems store mtimes in ticks (2 s on FAT, a scheduler tick on ext4). A later write in the tick

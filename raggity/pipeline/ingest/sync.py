@@ -26,7 +26,7 @@ import numpy as np
 from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder
 from raggity.core.types import Chunk
-from raggity.ingest.chunker import ChunkingSettings
+from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest
 from raggity.pipeline.ingest.reading import READ_ATTEMPTS
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, SilentProgress, Skipped

@@ -14,7 +14,7 @@ from raggity.config.schema import Config
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.core.trace import TraceRecorder
 from raggity.core.types import Candidate, Query, StageTrace
-from raggity.pipeline.models import Models
+from raggity.pipeline.model_loading import Models
 from raggity.pipeline.search.graph_source import GraphSource
 from raggity.pipeline.search.hybrid import HybridRetriever, IndexSnapshot, Mode, QueryPlan, SearchOptions
 from raggity.pipeline.search.query_plan import TransformOptions, resolve_options
@@ -25,14 +25,14 @@ from raggity.store.cache_store import CacheStore
 from raggity.store.health import require_healthy
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import Fingerprint
+from raggity.store.object_store_errors import lance_store_error
 from raggity.store.rebuild_state import rebuild_notice
-from raggity.store.remote_errors import lance_store_error
 
 
 def store_failure(exc: BaseException, config: Config) -> RaggityError | None:
     """The one-line error for an object-store failure of a remote index; None otherwise."""
     location = config.index_location
-    return lance_store_error(exc, location) if location.remote else None
+    return lance_store_error(exc, location) if location.on_object_store else None
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,10 @@ class Searcher:
         with another embedder (query vectors from one model mean nothing against another's)."""
         if self._snapshot is None:
             location = self._config.index_location
-            if location.remote:
-                from raggity.pipeline.search.remote_snapshot import RemoteIndexSnapshot  # noqa: PLC0415 - a local index never loads boto3
+            if location.on_object_store:
+                from raggity.pipeline.search.object_snapshot import ObjectIndexSnapshot  # noqa: PLC0415 - a local index never loads boto3
 
-                remote = RemoteIndexSnapshot(location)
+                remote = ObjectIndexSnapshot(location)
                 remote.refresh()  # "no index yet" and store errors surface here, before any query
                 self._check_fingerprint(remote.manifest.fingerprint, location.uri)
                 self._snapshot = remote
