@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,12 @@ def project(_azurite_server: AzuriteServer, tmp_path_factory: pytest.TempPathFac
     """The test corpus ingested by `rag ingest` into an az:// index and into a local one."""
     root = tmp_path_factory.mktemp("azure-team")
     write_corpus(root / "docs")
+    # Files written this instant are recorded without their stamps (a write in the same tick could
+    # go unseen), so a second ingest records them: a re-ingest "of unchanged files" then needs files
+    # as old as a user's are, or it depends on how fast the first ingest started.
+    settled = time.time() - 600
+    for path in (root / "docs").rglob("*"):
+        os.utime(path, (settled, settled))
     location = IndexLocation(_azurite_server.prefix(), _azurite_server.storage_options)
     remote = write_config(root / "remote", index={"path": location.uri, "storage": location.storage_options})
     local = write_config(root / "local", index={"path": str(root / "local-index")})
