@@ -74,10 +74,15 @@ def running_writer(path: Path) -> int | None:
     if not text.isdigit():
         return None
     pid = int(text)
+    return pid if process_alive(pid) else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid runs on this machine (one owned by another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid  # alive, owned by another user
-    return pid
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True

@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from raggity.core.errors import IndexBusyError, IndexStateError
+from raggity.store.ingest_lock import process_alive
 from raggity.store.object_store import PreconditionFailedError, S3Objects
 from raggity.store.object_store_errors import store_failure_text
 
@@ -158,13 +159,7 @@ def _died_here(lease: dict[str, Any]) -> bool:
         return False
     if pid == os.getpid():
         return False  # this process holds it (another lease object): it is alive
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False  # exists, owned by someone else
-    return False
+    return not process_alive(pid)
 
 
 def current_commit(objects: S3Objects, *, repair: bool = False) -> Commit | None:
