@@ -27,16 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.docs_questions import judge, partly_right
 from raggity.api import load_config
 from raggity.api.calibrate_corpus import calibrate_corpus
-from raggity.api.calibration_signals import OFF, signal_row, signals_session
+from raggity.api.calibration_signals import answer_row, signal_row, signals_session
 from raggity.api.session import Raggity
-from raggity.core.trace import TraceRecorder
 from raggity.evaluation.calibration import Signal, declined
 from raggity.evaluation.calibration_store import SignalLog
 from raggity.pipeline.answer.thresholds import ResolvedThresholds, resolve_thresholds
@@ -58,20 +57,6 @@ def _questions(path: Path, group: str, limit: int) -> list[Question]:
         for r in rows
         if not r.get("impossible", False)
     ][:limit]
-
-
-def answer_row(session: Raggity, question: str) -> dict[str, Any]:
-    """The answer `rag ask` gives when its thresholds let the question through."""
-    trace = TraceRecorder()
-    candidates = session.searcher.retrieve(question, trace)
-    settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
-    answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
-    return {
-        "question": question,
-        "text": answer.text,
-        "declined": answer.declined,
-        "verified": answer.verified,
-    }
 
 
 Decide = Callable[[Signal], bool]

@@ -21,7 +21,16 @@ model, the coverage floor 0.4 refused 3 of 17 answerable FAQ questions, and the 
 cosine floor 0.25 let through 3 of 17 of Django's FAQ questions, which this index's fitted cosine
 floor, 0.41, declines: see docs/answers.md). The answer-removed questions are left out of this
 step: they are about this index, so no topic gate can tell them apart, and they would push a floor
-into the answerable ones. Then the ceiling above those floors, on every group. Format 2 of the stored entry
+into the answerable ones. Then the ceiling (and a coverage floor at or above the fitted one) above
+those floors, on every group, where each kept question counts by the answer the model gives it
+(generated once, thresholds off, logged): one whose answer says its written answer is "answerable",
+the group whose declines the 5% budget limits; one shown as verified that does not is
+"answered_wrong", a group to decline like the unrelated ones; one the answer's own checks decline
+anyway counts in neither, since the thresholds change nothing a user sees for it. The budget is so
+spent on answers that would be right, and a ceiling that declines wrong answers the model would show
+as verified is worth as much as one that declines unrelated questions: on documentation the old fit,
+which counted every kept question as answerable, chose a ceiling of 1.0 and let through FAQ questions
+the 0.5B model answered wrongly but verified (docs/answers.md). Format 2 of the stored entry
 (CORPUS_FORMAT) holds the fitted cosine floor, which `rag ask` then uses in place of
 [retrieval] sufficiency_floor where it is higher; an entry of format 1 fitted the ceiling alone.
 """
@@ -46,13 +55,20 @@ from raggity.api.calibrate import (
     require_sha,
     settings_key,
 )
-from raggity.api.calibration_signals import signal_row, signals_session
+from raggity.api.calibration_signals import answer_row, signal_row, signals_session
 from raggity.api.session import Raggity
 from raggity.config.schema import Config
 from raggity.core.errors import RaggityError
 from raggity.core.protocols import Generator
 from raggity.core.types import Chunk
-from raggity.evaluation.calibration import ANSWERABLE, Signal, cosine_floors, fit, fit_floors
+from raggity.evaluation.calibration import (
+    ANSWERABLE,
+    COVERAGE_FLOORS,
+    Signal,
+    cosine_floors,
+    fit,
+    fit_floors,
+)
 from raggity.evaluation.calibration_set import load_calibration_set
 from raggity.evaluation.calibration_store import (
     CORPUS_FORMAT,
@@ -67,8 +83,12 @@ from raggity.store.layout import IndexLayout
 CORPUS_PER_GROUP = 40
 # The group of kept questions asked without their own file's chunks.
 ANSWER_REMOVED = "answer_removed"
+# The group of kept questions whose answer is shown as verified but does not say the written answer.
+ANSWERED_WRONG = "answered_wrong"
 # Fewer kept questions than this fit nothing worth storing.
 MIN_ANSWERABLE = 10
+# Fewer kept questions answered right than this leave the budget nothing to keep.
+MIN_RIGHT = 5
 # Chunks tried per question wanted: some give no question, or one retrieval does not find.
 TRIES_PER_QUESTION = 3
 # Enough of a chunk for a question; a long one is cut (the model reads it whole otherwise).
@@ -90,6 +110,7 @@ class KeptQuestion:
 
     chunk: Chunk
     question: str
+    answer: str  # the answer the model wrote with it, which its chunk holds
     signal: Signal
 
 
@@ -133,17 +154,23 @@ def write_question(generator: Generator, chunk: Chunk) -> WrittenQuestion | None
 
 
 def holds_answer(chunk: Chunk, answer: str) -> bool:
-    """Whether the chunk says the answer: word for word (case and spacing aside), or with at least
+    """Whether the chunk says the answer (see says). An answer the chunk does not hold was made up,
+    and its question is not one this chunk answers."""
+    return says(chunk.text, answer)
+
+
+def says(text: str, answer: str) -> bool:
+    """Whether `text` says the answer: word for word (case and spacing aside), or with at least
     ANSWER_WORDS_HELD of its content words and options (a small model answers in a sentence of its
-    own: "It defaults to true." from "Defaults to true."). An answer the chunk does not hold was made
-    up, and its question is not one this chunk answers."""
+    own: "It defaults to true." from "Defaults to true."). The same rule tells whether a chunk holds
+    a written answer and whether the model's reply to the question gives it."""
     flat = _SPACE.sub(" ", answer).strip().lower()
     if not flat:
         return False
-    if flat in _SPACE.sub(" ", chunk.text).lower():
+    if flat in _SPACE.sub(" ", text).lower():
         return True
     words = claim_words(answer)
-    return bool(words) and len(words & claim_words(chunk.text)) / len(words) >= ANSWER_WORDS_HELD
+    return bool(words) and len(words & claim_words(text)) / len(words) >= ANSWER_WORDS_HELD
 
 
 def calibrate_corpus(
@@ -172,6 +199,9 @@ def calibrate_corpus(
     removed_log = SignalLog(
         signal_log(sha, f"{kind}.removed.{settings_key(config, session.models.embedder_identity)}")
     )
+    answers_log = SignalLog(
+        signal_log(sha, f"{kind}.answers.{settings_key(config, session.models.embedder_identity)}")
+    )
     logged = len(log.rows) + len(removed_log.rows)
     kept = _answerable(session, wanted, log, written, progress)
     answerable = [item.signal for item in kept]
@@ -197,12 +227,47 @@ def calibrate_corpus(
         groups["out_of_corpus"],
         cosine_floors(groups, config.retrieval.sufficiency_floor),
     )
-    fitted = fit(groups, [floors.sufficiency_floor], coverage_floors=(floors.min_coverage,))
+    right, wrong = _by_answer(session, kept, answers_log, progress)
+    if len(right) < MIN_RIGHT:
+        raise RaggityError(
+            f"the model answered only {len(right)} of the {len(kept)} questions written from this index "
+            f"with their answer; at least {MIN_RIGHT} are needed to fit what to keep",
+            "raise --limit, or use the model's calibration (`rag calibrate`)",
+        )
+    groups[ANSWERABLE] = right
+    if wrong:
+        groups[ANSWERED_WRONG] = wrong
+    coverage = tuple(c for c in COVERAGE_FLOORS if c >= floors.min_coverage)
+    fitted = fit(groups, [floors.sufficiency_floor], coverage_floors=coverage)
     calibration = replace(
         fitted_calibration(config, sha, groups, fitted, scope="corpus", started=started), format=CORPUS_FORMAT
     )
     stored = write_corpus_calibration(layout.calibration, calibration)
     return CalibrationRun(calibration, stored, len(log.rows) + len(removed_log.rows) - logged)
+
+
+def _by_answer(
+    session: Raggity, kept: list[KeptQuestion], log: SignalLog, progress: CalibrationProgress
+) -> tuple[list[Signal], list[Signal]]:
+    """The signals of the kept questions whose answer (generated, or read from `log`) says their
+    written answer, and of those whose answer is shown as verified but does not. An answer the
+    answer's own checks decline is in neither."""
+    right: list[Signal] = []
+    wrong: list[Signal] = []
+    progress(0, len(kept))
+    with log.appending() as handle:
+        for done, item in enumerate(kept, start=1):
+            row = log.rows.get(item.question)
+            if row is None:
+                row = answer_row(session, item.question)
+                log.add(handle, row)
+            shown = not row.get("declined")
+            if shown and says(str(row.get("text", "")), item.answer):
+                right.append(item.signal)
+            elif shown and row.get("verified"):
+                wrong.append(item.signal)
+            progress(done, len(kept))
+    return right, wrong
 
 
 def _answerable(
@@ -258,7 +323,7 @@ def _kept_question(
         log.add(signals, signals_row)
     if not found_by_retrieval(chunk, signals_row):
         return None
-    return KeptQuestion(chunk, asked, Signal.from_row(signals_row))
+    return KeptQuestion(chunk, asked, str(row["answer"]), Signal.from_row(signals_row))
 
 
 def found_by_retrieval(chunk: Chunk, signals_row: Mapping[str, Any]) -> bool:

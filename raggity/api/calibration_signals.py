@@ -4,7 +4,8 @@ Each question is retrieved and judged as `rag ask` would (same retrieval, same p
 cosine floor at 0 and the thresholds off, so that every signal is read; the model generates nothing:
 only the refusal probability is read from the judgement's prompts. The answer prompt offers no
 refusal, so the rates fitted on these signals are the rates `rag ask` declines at, apart from rare
-replies that are no answer (docs/answers.md).
+replies that are no answer (docs/answers.md). A corpus calibration also generates the answers to the
+questions it wrote (answer_row), to learn which of them the model gets wrong.
 """
 
 from __future__ import annotations
@@ -74,4 +75,21 @@ def signal_row(session: Raggity, question: str, *, without_source: str | None = 
         "yes_no": judgement.get("yes_no"),
         "sources": [c.chunk.source for c in candidates[: settings.top_k]],
         "chunks": [c.chunk.id for c in candidates[: settings.top_k]],
+    }
+
+
+def answer_row(session: Raggity, question: str) -> dict[str, Any]:
+    """The answer `rag ask` gives when its thresholds let the question through, as a log row: its
+    text, whether the answer's own checks declined it, and whether it is shown as verified. The
+    answer does not depend on the thresholds (they only decide whether it is given), so one row
+    serves every pair a calibration or a benchmark tries. `session`: the real generator."""
+    trace = TraceRecorder()
+    candidates = session.searcher.retrieve(question, trace)
+    settings = replace(session.settings(), sufficiency_floor=0.0, answerability=OFF)
+    answer = session.answer(question, candidates, trace, settings=settings, use_cache=False)
+    return {
+        "question": question,
+        "text": answer.text,
+        "declined": answer.declined,
+        "verified": answer.verified,
     }

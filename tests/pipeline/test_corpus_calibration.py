@@ -55,10 +55,20 @@ def passage(messages: Messages) -> str:
 
 
 def write(messages: Messages) -> str:
+    if "Passage:\n" not in messages[-1]["content"]:
+        return reply(messages)
     text = passage(messages)
     tool, does = next((t, d) for t, d in TOOLS if t in text)
     answer = "every hour" if tool == UNANSWERED else does
     return json.dumps({"question": f"What does the {tool} job do?", "answer": answer})
+
+
+def reply(messages: Messages) -> str:
+    """The reply to an answer prompt: the asked tool's sentence, where its source is given."""
+    prompt = messages[-1]["content"]
+    question = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+    tool, does = next(((t, d) for t, d in TOOLS if f"the {t} job" in question), ("", ""))
+    return f"The {tool} job {does} [1]." if tool and f"The {tool} job {does}" in prompt else "I do not know."
 
 
 def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_stored_with_it(
@@ -124,7 +134,11 @@ def test_the_corpus_ceiling_is_fitted_on_questions_from_its_own_chunks_and_store
     # Every door answers with the index's cosine floor.
     assert session.settings().sufficiency_floor == c.sufficiency_floor
     # Every question was written from an indexed chunk, with the JSON schema.
-    assert all(schema is not None for schema in generator.schemas)
+    assert all(
+        schema is not None
+        for m, schema in zip(generator.calls, generator.schemas, strict=True)
+        if "Passage:" in m[-1]["content"]
+    )
 
     # Two questions fit nothing worth storing: it says so instead.
     with pytest.raises(RaggityError, match="at least 10 are needed"):
