@@ -12,7 +12,6 @@ from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder, Tokenizer
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
-from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.reading import batch_chunks, chunk_source, embed_chunks, read_settled
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.pipeline.ingest.sync import SyncRun
@@ -66,14 +65,11 @@ class InProcessRows:
             batch.kept = [c for c in batch.kept if c.source != item.source]
 
         settled = read_settled(item, lambda: chunk_source(item, self._tokenizer, self._chunking, take), drop)
+        new = run.chunks_written + len(batch.chunks) - queued
         if settled.digest is None:
-            reason = settled.problem or ""
-            run.skip(item, reason)
-            run.progress.warn(item.source, reason)
+            run.skip(item, settled.problem or "", new=new)
         else:
-            run.finish(item, settled.ids, settled.digest)
-        run.progress.read(kind_of(item.source), item.size, run.chunks_written + len(batch.chunks) - queued)
-        run.progress.advanced(1, 0, 0)
+            run.finish(item, settled.ids, settled.digest, new=new)
 
     def _flush(self, run: SyncRun, batch: _Batch) -> None:
         if batch.chunks:

@@ -7,26 +7,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from raggity.config.schema import Config
-from raggity.core.errors import ConfigError, RaggityError
+from raggity.core.errors import RaggityError
+from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
 from raggity.documents.readers.ocr_options import ocr_options
 from raggity.models.registry import resolve_embedder
-from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.ray_engine import (
     ChunkerSpec,
     EmbedderSpec,
     RayIngestPlan,
-    SourceResult,
     new_tally,
     tally_report,
     write_chunks,
 )
 from raggity.pipeline.ingest.ray_local import connect
-from raggity.pipeline.ingest.report import IngestProgress
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.pipeline.ingest.sync import SyncRun
 from raggity.store.index_seam import WritesRowsElsewhere
@@ -96,11 +94,9 @@ class RayRows:
         """The chunks of `todo` that the index does not hold are embedded on the cluster and written
         in one Lance commit; nothing is visible before the ingest's commit."""
         writer = run.writer
-        if not isinstance(writer, WritesRowsElsewhere):
-            raise ConfigError(
-                "the Ray engine writes to an index on object storage only",
-                "set [index] path to an s3:// URI, or ingest this local index with --engine local",
-            )
+        if not isinstance(writer, WritesRowsElsewhere):  # Indexer._rows refuses a local index first
+            raise TypeError(f"the Ray engine cannot write through {type(writer).__name__}")
+        by_source = {item.source: item for item in todo}
         paths = [(item.source, item.opened or item.source, _stored(item, run)) for item in todo]
         ray = connect(self._address)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
@@ -118,11 +114,11 @@ class RayRows:
         started = time.perf_counter()
         worker = threading.Thread(target=work, name="raggity-ray-write", daemon=True)
         worker.start()
-        shown = _Shown()
+        polled = _Polled()
         renewed = time.monotonic()
         while worker.is_alive():
             worker.join(POLL_SECONDS)
-            shown.update(tally, todo, run.progress)
+            polled.update(tally, by_source, run)
             if time.monotonic() - renewed > RENEW_SECONDS:
                 writer.save(run.manifest)  # on object storage: renews the lease
                 renewed = time.monotonic()
@@ -130,15 +126,10 @@ class RayRows:
             if isinstance(failure[0], KeyboardInterrupt | RaggityError):
                 raise failure[0]
             raise ray_failure(failure[0], self._failure) from failure[0]
-        shown.update(tally, todo, run.progress)
-        by_source = {item.source: item for item in todo}
-        for result in shown.sources:
-            run.finish(by_source[result.source], result.chunk_ids, result.sha256)
-            run.keep(result.kept)
-        for source, reason in shown.skipped:
-            run.skip(by_source[source], reason)
-        run.chunks_written += shown.chunks
-        run.tokens_embedded += shown.tokens
+        polled.update(tally, by_source, run)
+        run.keep(polled.kept)
+        run.chunks_written += polled.chunks
+        run.tokens_embedded += polled.tokens
         run.embed_seconds += time.perf_counter() - started
 
 
@@ -162,28 +153,27 @@ def ray_failure(exc: BaseException, failure: Callable[[BaseException], RaggityEr
     )
 
 
-class _Shown:
-    """What the Tally reported so far, and the progress display was told: each poll fetches the news."""
+class _Polled:
+    """What the Tally reported so far: each poll fetches the news and reports each file to the run
+    (which tells the progress display); the kept chunks wait for the rows to be written."""
 
     def __init__(self) -> None:
-        self.sources: list[SourceResult] = []
-        self.skipped: list[tuple[str, str]] = []
+        self.read = 0
+        self.skipped = 0
+        self.kept: list[Chunk] = []
         self.chunks = 0
         self.tokens = 0
 
-    def update(self, tally: Any, todo: Sequence[SourceFile], progress: IngestProgress) -> None:
-        sources, skipped, chunks, tokens = tally_report(tally, len(self.sources), len(self.skipped))
-        sizes = {item.source: item.size for item in todo}
+    def update(self, tally: Any, by_source: Mapping[str, SourceFile], run: SyncRun) -> None:
+        sources, skipped, chunks, tokens = tally_report(tally, self.read, self.skipped)
         for result in sources:
-            embedded = len(result.chunk_ids) - len(result.kept)
-            progress.read(kind_of(result.source), sizes.get(result.source, 0), embedded)
-            progress.advanced(1, 0, 0)
+            new = len(result.chunk_ids) - len(result.kept)
+            run.finish(by_source[result.source], result.chunk_ids, result.sha256, new=new)
+            self.kept += result.kept
         for source, reason in skipped:
-            progress.warn(source, reason)
-            progress.read(kind_of(source), sizes.get(source, 0), 0)
-            progress.advanced(1, 0, 0)
-        self.sources += sources
-        self.skipped += skipped
+            run.skip(by_source[source], reason)
+        self.read += len(sources)
+        self.skipped += len(skipped)
         if chunks > self.chunks:
-            progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
+            run.progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
             self.chunks, self.tokens = chunks, tokens

@@ -1,17 +1,8 @@
-"""Brings an index in step with a set of sources, over either store (store/index_seam.py): one
-algorithm for an index folder and for an index on object storage.
-
-  1. open the writer at the last commit, and reset the index for a rebuild or a new fingerprint;
-  2. repair: rows the manifest does not list (left by a killed run) are deleted, and sources whose
-     listed rows are missing are unlisted and read again, so the final index equals a clean ingest;
-  3. plan: removed, unchanged and to-be-read sources (plan.py), and the planned sizes;
-  4. the row writer (in-process, or the Ray stages) reads, chunks, embeds and appends the rows of the
-     sources to read, reporting each file to the run; finished files are listed batch by batch;
-  5. stale rows (of removed files, of changed files' old chunks, of failed reads) are deleted, and
-     the writer commits: compaction, keyword statistics, the manifest.
-
-The store decides what a save and a commit are: locally the manifest file is the commit point of
-every batch; on object storage nothing is visible before the one commit at the end.
+"""Brings an index in step with a set of sources, over either store (store/index_seam.py): open the
+writer at the last commit (reset for a rebuild or a new fingerprint), repair, plan (plan.py), let the
+engine write the rows, delete stale rows, commit. docs/architecture.md, "The path of an ingest", walks
+through the steps. The store decides what a save and a commit are: locally the manifest file is the
+commit point of every batch; on object storage nothing is visible before the one commit at the end.
 """
 
 from __future__ import annotations
@@ -27,6 +18,7 @@ from raggity.core.faults import checkpoint
 from raggity.core.protocols import Embedder
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
+from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest
 from raggity.pipeline.ingest.reading import READ_ATTEMPTS
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, SilentProgress, Skipped
@@ -58,8 +50,8 @@ class SyncRun:
     tokens_embedded: int = 0
     embed_seconds: float = 0.0
 
-    def finish(self, item: SourceFile, ids: Sequence[str], digest: str) -> None:
-        """`item` was read from content with `digest` into the chunks `ids`."""
+    def finish(self, item: SourceFile, ids: Sequence[str], digest: str, *, new: int) -> None:
+        """`item` was read from content with `digest` into the chunks `ids`, `new` of them embedded."""
         old = self.manifest.sources.get(item.source)
         if old is not None:
             self.stale.update(set(old.chunk_ids) - set(ids))
@@ -67,13 +59,22 @@ class SyncRun:
         else:
             self.added += 1
         self.finished[item.source] = SourceEntry(digest, item.size, item.mtime_ns, tuple(ids))
+        self._read(item, new)
 
-    def skip(self, item: SourceFile, reason: str) -> None:
-        """`item` could not be read: it is unlisted (in memory until the next save) and its rows go."""
+    def skip(self, item: SourceFile, reason: str, *, new: int = 0) -> None:
+        """`item` could not be read: it is unlisted (in memory until the next save) and its rows go;
+        `new`: chunks it sent to the embedder before it was given up."""
         self.skipped.append(Skipped(item.source, reason))
         old = self.manifest.sources.pop(item.source, None)
         if old is not None:
             self.stale.update(old.chunk_ids)
+        self.progress.warn(item.source, reason)
+        self._read(item, new)
+
+    def _read(self, item: SourceFile, new: int) -> None:
+        """Each engine's files reach the progress display here, so it counts them alike."""
+        self.progress.read(kind_of(item.source), item.size, new)
+        self.progress.advanced(1, 0, 0)
 
     def keep(self, chunks: Sequence[Chunk]) -> None:
         """Chunks of a reread file whose ids the index already holds: their text is unchanged, so they
