@@ -36,10 +36,6 @@ def chunking_settings(config: Config) -> ChunkingSettings:
     )
 
 
-def graph_settings(config: Config) -> GraphBuildSettings:
-    return GraphBuildSettings(max_tokens=min(config.generation.max_tokens, 256))
-
-
 class Indexer:
     def __init__(self, config: Config, models: Models, *, warn: Callable[[str], None]) -> None:
         self._config = config
@@ -67,7 +63,8 @@ class Indexer:
 
     def graph_update(self) -> GraphUpdate:
         """The entity-graph update; its generator is loaded only if some chunk needs extracting."""
-        return GraphUpdate(lambda: self._models.generator, graph_settings(self._config))
+        settings = GraphBuildSettings(max_tokens=min(self._config.generation.max_tokens, 256))
+        return GraphUpdate(lambda: self._models.generator, settings)
 
     def ingest_run(self, engine: str = "local", ray_address: str | None = None) -> IngestRun:
         """The orchestrator of one ingest over this index, with these models and this engine (tests

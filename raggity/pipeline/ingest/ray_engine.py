@@ -1,20 +1,12 @@
-"""The Ray ingest engine's stages: read and chunk, embed, write (wiring: docs/scaling.md).
-
-Discovery and the added/changed/removed diff stay on the driver; it hands this module the paths to
-(re)index. Each stage is a Ray Data operator:
+"""The Ray ingest engine's stages (wiring: docs/scaling.md). Each is a Ray Data operator:
 
   paths --flat_map(ChunkFiles)--> chunk rows --map_batches(EmbedChunks, actor pool)--> rows + vectors
         --lance_ray.write_lance--> one Lance commit on the chunk table
 
-ChunkFiles runs raggity's own reading (pipeline/ingest/reading.py: opening, readers, chunker, the
-digest before and after, the skip reasons), so a chunk gets the id the in-process engine gives it (ids
-derive from source path, text and occurrence: raggity.documents.chunk_ids). A chunk whose id the index
-already holds (a changed file's unchanged text) is not sent on to be embedded: it goes back to the
-driver, which keeps its row and vector as the in-process engine does (SyncRun.keep). The rows have the
-chunk table's columns (raggity.store.chunk_table). EmbedChunks holds the ONNX embedder: Ray builds one
-per actor, so the model loads once per worker, not per batch. What the driver needs back besides the
-rows (each file's hash, chunk ids and kept chunks, files skipped, progress counts) goes to a small
-Tally actor as the stages run.
+ChunkFiles reads with pipeline/ingest/reading.py, so a chunk gets the id and a file the skip reason
+the in-process engine gives it; a chunk the index already holds goes back to the driver, which keeps
+its row (SyncRun.keep). EmbedChunks holds one ONNX embedder per actor. What the driver needs besides
+the rows (each file's hash, chunk ids and kept chunks, skips, progress) goes to a small Tally actor.
 """
 
 from __future__ import annotations
@@ -31,12 +23,12 @@ from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
 from raggity.documents.readers.errors import DEFAULT_MAX_CHARS
 from raggity.documents.readers.ocr_options import DEFAULT_OCR, OcrOptions
-from raggity.pipeline.ingest.reading import open_source, read_chunks
+from raggity.pipeline.ingest.reading import EMBED_SLICE, open_source, read_chunks
 from raggity.pipeline.ingest.report import Skipped
 from raggity.store.chunk_table import chunk_row, chunk_schema
 
-# Rows per embedding call in an actor: the in-process engine's slice (pipeline.ingest.EMBED_SLICE).
-EMBED_BATCH = 128
+# Rows per embedding call in an actor: the in-process engine's slice.
+EMBED_BATCH = EMBED_SLICE
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,12 @@
 """Ray for `rag ingest --engine ray`: a cluster at an address, or a Ray started on this machine for the
 ingest that opens no socket beyond the loopback address and says nothing on the terminal.
 
-What a plain `ray.init()` does that a tool promising no network must not (found by tracing ray 2.60's
-sockets, docs/scaling.md "Ray on this machine"):
-- it picks the node's address by connecting a UDP socket towards 8.8.8.8:53 (Ray's C++
-  `node_ip_address_from_perspective`), even when `_node_ip_address="127.0.0.1"` is passed: Ray turns
-  a loopback address into "the reachable one" by the same probe. Ray skips the probe, and uses the
-  loopback address, where clusters are off: RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, read when Ray is
-  imported (so it is set before the first `import ray`);
-- usage statistics are on by default (RAY_USAGE_STATS_ENABLED=0 turns them off);
-- its head process loads the usage-statistics module even then, and that module asks the cloud
-  metadata address (169.254.169.254, metadata.google.internal) which cloud it runs on, unless
-  ~/ray_bootstrap_config.yaml names a provider: Ray is started with HOME pointing at a folder of
-  this ingest that holds one naming the local provider; its workers get the real HOME back;
-- its token authentication writes ~/.ray/auth_token and warns about it on the terminal: the token
-  is this ingest's own, in that folder (RAY_AUTH_TOKEN_PATH).
-
-Ray's own output (its loggers, the workers' output, the errors the cluster publishes to the driver)
-goes to `ray-driver.log` in that folder, never to the terminal: a failure reaches the user as
-raggity's one line (ray_rows.ray_failure).
+docs/scaling.md, "Ray on this machine", lists what a plain `ray.init()` of Ray 2.60 does that a tool
+promising no network must not, and how each is turned off here: OFFLINE_ENV before Ray's first
+import (no 8.8.8.8 probe, no usage statistics), HOME at a folder of this ingest holding a bootstrap
+config that names the local provider (no cloud metadata lookup; the workers get the real HOME back),
+and a token of this ingest's own (nothing written to ~/.ray). Ray's output goes to `ray-driver.log`
+in that folder: a failure reaches the user as raggity's one line (ray_rows.ray_failure).
 """
 
 from __future__ import annotations
