@@ -76,7 +76,7 @@ from raggity.evaluation.calibration_store import (
     signal_log,
     write_corpus_calibration,
 )
-from raggity.pipeline.answer.citations import claim_words
+from raggity.pipeline.answer.citations import claim_words, without_markers
 from raggity.pipeline.model_loading import Models
 from raggity.store.layout import IndexLayout
 
@@ -167,7 +167,10 @@ def says(text: str, answer: str) -> bool:
     flat = _SPACE.sub(" ", answer).strip().lower()
     if not flat:
         return False
-    if flat in _SPACE.sub(" ", text).lower():
+    # Whole words, markers aside: the answer "2" is not said by "[2]" or "v2.1", nor "N" by any
+    # word with an n.
+    text = without_markers(text)
+    if re.search(rf"(?<!\w){re.escape(flat)}(?!\w)", _SPACE.sub(" ", text).lower()):
         return True
     words = claim_words(answer)
     return bool(words) and len(words & claim_words(text)) / len(words) >= ANSWER_WORDS_HELD

@@ -149,5 +149,8 @@ def test_a_reply_says_the_written_answer_word_for_word_or_with_most_of_its_words
     assert says(
         "The job locks the account after five failed logins.", "locks an account after five failed logins"
     )
+    # A short answer is said only as a whole word, and a marker says nothing.
+    assert says("The default is 2.", "2")
+    assert not says("The default is 4 [2]. See v2.1.", "2")
     # 2 of its 5 words: the reply leaves out what the answer says.
     assert not says("The lollop job locks an account [1].", "locks an account after five failed logins")
