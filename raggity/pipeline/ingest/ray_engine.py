@@ -82,10 +82,12 @@ class Tally:
         self.chunks += chunks
         self.tokens += tokens
 
-    def report(self, sources_from: int = 0, skipped_from: int = 0) -> tuple[Any, ...]:
-        """What was reported after the first `sources_from` files read and `skipped_from` skipped (a
-        poll fetches only the news), and the totals embedded."""
-        return self.sources[sources_from:], self.skipped[skipped_from:], self.chunks, self.tokens
+    def report(self) -> tuple[Any, ...]:
+        """The files read and skipped since the last report (a poll fetches only the news), and the
+        totals embedded."""
+        news = self.sources, self.skipped, self.chunks, self.tokens
+        self.sources, self.skipped = [], []
+        return news
 
 
 class ChunkFiles:
@@ -214,9 +216,7 @@ def write_chunks(
     )
 
 
-def tally_report(
-    tally: Any, sources_from: int = 0, skipped_from: int = 0
-) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
+def tally_report(tally: Any) -> tuple[list[SourceResult], list[tuple[str, str]], int, int]:
     ray = require("ray")
-    sources, skipped, chunks, tokens = ray.get(tally.report.remote(sources_from, skipped_from))
+    sources, skipped, chunks, tokens = ray.get(tally.report.remote())
     return sorted(sources, key=lambda s: s.source), sorted(skipped), chunks, tokens

@@ -158,22 +158,18 @@ class _Polled:
     (which tells the progress display); the kept chunks wait for the rows to be written."""
 
     def __init__(self) -> None:
-        self.read = 0
-        self.skipped = 0
         self.kept: list[Chunk] = []
         self.chunks = 0
         self.tokens = 0
 
     def update(self, tally: Any, by_source: Mapping[str, SourceFile], run: SyncRun) -> None:
-        sources, skipped, chunks, tokens = tally_report(tally, self.read, self.skipped)
+        sources, skipped, chunks, tokens = tally_report(tally)
         for result in sources:
             new = len(result.chunk_ids) - len(result.kept)
             run.finish(by_source[result.source], result.chunk_ids, result.sha256, new=new)
             self.kept += result.kept
         for source, reason in skipped:
             run.skip(by_source[source], reason)
-        self.read += len(sources)
-        self.skipped += len(skipped)
         if chunks > self.chunks:
             run.progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
             self.chunks, self.tokens = chunks, tokens
