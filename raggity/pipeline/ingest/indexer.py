@@ -1,11 +1,7 @@
 """The ingest room's one entry: bring an index in step with folders, or with in-memory documents,
-from (config, models).
-
-Discover, read, chunk, embed, write, commit (run.py orchestrates one run; sync.py brings the index in
-step), then update the entity graph when it is on. The store (an index folder, or an index on object
-storage: store/index_seam.py) and the engine (in this process, or on Ray) are chosen here, and are
-independent of each other and of the algorithm. It imports nothing from the search or answer rooms:
-an import-linter contract says so.
+from (config, models). It picks the store (store/index_seam.py) and the engine (in this process, or
+on Ray) and nothing else; run.py orchestrates one run (docs/architecture.md, "The path of an
+ingest"). It imports nothing from the search or answer rooms: an import-linter contract says so.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """How long an ingest has left, from the work left rather than from files counted.
 
 Embedding dominates an ingest, so time left is chunks left over the embedding rate. Chunks left are
-not known until every file is read, so they are estimated from the bytes still to read at the
-chunks-per-byte rate of the files read so far, kind by kind (file suffix): HTML yields far fewer
-chunks per byte than plain text, and a packaged documentation folder mixes .html and .txt pages
-of its own sizes. With 10% of Debian's git-doc read, one rate for all predicted 35% too many chunks,
-the rate per kind 9% (`python -m bench.ingest_estimate FOLDER` replays the estimate in reading order
-over every file of a folder, chunked). On PostgreSQL's HTML manual, one kind, both were within 10%
-until each term of a long option list became an entry of its own: its first pages in name order,
-the client commands, now give more chunks per byte than the rest (+61% with 2% of the bytes read,
-+33% with 10%, +3% with 20%), which is why the one-line announcement waits for a fifth of the bytes
+estimated from the bytes still to read at the chunks-per-byte rate of the files read so far, kind by
+kind (file suffix): docs/ingestion.md, "Progress and time left", gives the figures (replayed with
+`python -m bench.ingest_estimate FOLDER`) and why the announcement waits for a fifth of the bytes
 (cli/progress.py). A kind not read yet takes the overall rate, so the announcement also waits until
 every kind that holds a sizable share of the bytes (SAMPLED_SHARE) has been read: Office files,
 e-books and notebooks are zip or JSON packages that give far fewer chunks per byte than text (on a
@@ -87,8 +81,7 @@ class IngestPace:
     def grounded(self) -> bool:
         """Whether the files read to their end gave every chunk embedded so far. Batches are embedded
         as they fill, while a file is still being read, and a file counts as read only at its end: a
-        file bigger than a batch is unknown to the rate until then. On Sphinx's documentation, two
-        small files and the first 500 chunks of changes.html predicted 9,380 chunks; 2,362 came."""
+        file bigger than a batch is unknown to the rate until then (docs/ingestion.md, Sphinx)."""
         return self.chunks_read >= self.chunks_embedded
 
     @property
