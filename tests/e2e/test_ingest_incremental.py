@@ -334,9 +334,7 @@ def test_a_large_batch_reports_its_progress_slice_by_slice_and_keeps_each_vector
     s = session(config)
     progress = EmbeddedCounts()
 
-    report = s.indexer.ingest_run().index_sources(
-        [file_source(docs / "long.md")], in_roots([docs]), progress=progress
-    )
+    report = s.indexer.index_sources([file_source(docs / "long.md")], in_roots([docs]), progress=progress)
 
     assert report.chunks_written > EMBED_SLICE
     assert len(progress.embedded) > 1

@@ -88,7 +88,7 @@ def test_a_file_edited_while_read_is_read_again(tmp_path: Path, models: Models, 
     sources = [file_source(p) for p in sorted(docs.iterdir()) if p != target]
     sources.append(replace(file_source(target), read=reader))
 
-    report = s.indexer.ingest_run().index_sources(sources, in_roots([docs]))
+    report = s.indexer.index_sources(sources, in_roots([docs]))
     assert reader.calls == 2
     assert report.skipped == ()
     assert "lighthouse keeper" in stored_texts(s, target)
@@ -136,7 +136,7 @@ def test_a_file_that_never_holds_still_is_left_for_the_next_run(
     sources.append(replace(file_source(target), read=EditingReader(target, edits)))
     progress = CountingProgress()
 
-    report = s.indexer.ingest_run().index_sources(sources, in_roots([docs]), progress=progress)
+    report = s.indexer.index_sources(sources, in_roots([docs]), progress=progress)
     [skipped] = report.skipped
     assert skipped.source == str(target)
     # Worded once (pipeline/ingest/reading.py) for every store and engine: a change of it reaches both

@@ -1,7 +1,8 @@
 """The ingest room's one entry: bring an index in step with folders, or with in-memory documents,
 from (config, models). It picks the store (store/index_seam.py) and the engine (in this process, or
-on Ray) and nothing else; run.py orchestrates one run (docs/architecture.md, "The path of an
-ingest"). It imports nothing from the search or answer rooms: an import-linter contract says so.
+on Ray), and runs one ingest: the writer lock, the sources (run.py), the sync (sync.py), the graph
+(docs/architecture.md, "The path of an ingest"). It imports nothing from the search or answer
+rooms: an import-linter contract says so.
 """
 
 from __future__ import annotations
@@ -10,17 +11,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from raggity.config.schema import Config
-from raggity.core.errors import ConfigError, RaggityError
+from raggity.core.errors import ConfigError, IndexStateError, RaggityError
 from raggity.core.types import TextDocument
 from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.graph.build import GraphBuildSettings, GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.in_process import InProcessRows
-from raggity.pipeline.ingest.report import IngestProgress, IngestReport
-from raggity.pipeline.ingest.run import IngestRequest, IngestRun
-from raggity.pipeline.ingest.sources import text_source
-from raggity.pipeline.ingest.sync import RowWriter
+from raggity.pipeline.ingest.plan import index_fingerprint
+from raggity.pipeline.ingest.report import IngestProgress, IngestReport, finished
+from raggity.pipeline.ingest.run import IngestRequest, carried_over, discovered
+from raggity.pipeline.ingest.sources import SourceFile, SourceNames, in_roots, text_source
+from raggity.pipeline.ingest.sync import IndexSync, RowWriter
 from raggity.pipeline.model_loading import Models
-from raggity.store.index_seam import IndexStore, cleanup_after_ingest
+from raggity.store.index_seam import IndexStore, Manifest, cleanup_after_ingest
 from raggity.store.layout import IndexLayout
 from raggity.store.local_index import LocalIndex
 
@@ -62,20 +64,26 @@ class Indexer:
         settings = GraphBuildSettings(max_tokens=min(self._config.generation.max_tokens, 256))
         return GraphUpdate(lambda: self._models.generator, settings)
 
-    def ingest_run(self, engine: str = "local", ray_address: str | None = None) -> IngestRun:
-        """The orchestrator of one ingest over this index, with these models and this engine (tests
-        drive its `index_sources` directly, with sources of their own)."""
-        return IngestRun(
+    def index_sources(
+        self,
+        sources: Sequence[SourceFile],
+        in_scope: Callable[[str], bool],
+        *,
+        rebuild: bool = False,
+        progress: IngestProgress | None = None,
+        rows: RowWriter | None = None,
+    ) -> IngestReport:
+        """Brings the index in step with `sources` (tests give sources of their own), its rows made
+        by `rows` (default: in this process); the caller holds the store's lock."""
+        chunking = chunking_settings(self._config)
+        sync = IndexSync(
             self._store,
-            self._config.ingest,
-            chunking_settings(self._config),
             embedder=self._models.embedder,
-            rows=self._rows(engine, ray_address),
-            index_dir=self._config.index_dir,
-            graph=self.graph_update() if self._config.retrieval.graph else None,
-            root=self._config.source_root,
-            warn=self._warn,
+            chunking=chunking,
+            rows=rows or self._rows("local", None),
+            progress=progress,
         )
+        return sync.run(sources, in_scope, rebuild=rebuild)
 
     def _rows(self, engine: str, ray_address: str | None) -> RowWriter:
         if engine == "ray":
@@ -102,11 +110,37 @@ class Indexer:
         progress: IngestProgress | None = None,
         graph_progress: GraphProgress | None = None,
     ) -> IngestReport:
-        """Indexes the request's folders and files (see run.py: lock, discovery, carry-over), into an
-        index folder or an index on object storage, in-process or on Ray."""
-        engine = request.engine or self._config.ingest.engine
-        run = self.ingest_run(engine, request.ray_address)
-        return run.run(request, progress=progress, graph_progress=graph_progress)
+        """Indexes the request's folders and files, into an index folder or an index on object
+        storage, in-process or on Ray."""
+        rows = self._rows(request.engine or self._config.ingest.engine, request.ray_address)
+        indexed = tuple(self._committed().sources)
+        names = SourceNames.of(self._config.source_root, indexed, rebuild=request.rebuild)
+        # The folders this ingest speaks for: deletion and carry-over are scoped by them.
+        in_scope = in_roots(list(request.roots), names)
+        present = [root for root in request.roots if root.exists()]
+        for root in (root for root in request.roots if not root.exists()):
+            # A folder that was indexed and has since been deleted is ingested as empty, which
+            # removes its files; before, they stayed searchable for good (short of --rebuild).
+            if not any(map(in_roots([root], names), indexed)):
+                raise RaggityError(f"{root}: no such file or folder", "check the path")
+        settings, index_dir = self._config.ingest, self._config.index_dir
+        with self._store.lock(request.wait_seconds):
+            sources, early, found = discovered(present, names, settings, index_dir=index_dir)
+            manifest = self._committed()  # damaged: nothing trustworthy to carry over
+            current = index_fingerprint(self._models.embedder.identity, chunking_settings(self._config))
+            if request.rebuild or manifest.fingerprint not in (None, current):
+                carried, dropped = carried_over(manifest, in_scope, names, settings, index_dir=index_dir)
+                sources += carried
+                early += dropped
+            for skipped in early:
+                if progress is not None:
+                    progress.warn(skipped.source, skipped.reason)
+            report = self.index_sources(
+                sources, in_scope, rebuild=request.rebuild, progress=progress, rows=rows
+            )
+            if self._config.retrieval.graph:
+                self._update_graph(graph_progress)
+        return finished(report, early, found.excluded, strict=request.strict)
 
     def index_documents(
         self,
@@ -120,9 +154,26 @@ class Indexer:
         unchanged ones kept (all re-embedded with `rebuild`), and every other source removed. Takes
         the writer lock, as an ingest does."""
         with self._store.lock(wait_seconds):
-            return self.ingest_run().index_sources(
+            return self.index_sources(
                 [text_source(d) for d in documents], lambda _: True, rebuild=rebuild, progress=progress
             )
+
+    def _update_graph(self, progress: GraphProgress | None) -> None:
+        """A failed graph update leaves the committed index as it is and says how to retry."""
+        layout = self._store.layout
+        if layout is None:
+            self._warn("the entity graph is not built for an index on object storage yet")
+            return
+        try:
+            self.graph_update().run(layout, progress)
+        except RaggityError as exc:
+            self._warn(f"entity graph not updated: {exc}; run `rag graph-build` to retry")
+
+    def _committed(self) -> Manifest:
+        try:
+            return self._store.committed()
+        except IndexStateError:
+            return Manifest()  # no index yet, or a damaged one: nothing known to be indexed
 
 
 def index_store(config: Config) -> IndexStore:
