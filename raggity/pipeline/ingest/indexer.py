@@ -75,11 +75,10 @@ class Indexer:
     ) -> IngestReport:
         """Brings the index in step with `sources` (tests give sources of their own), its rows made
         by `rows` (default: in this process); the caller holds the store's lock."""
-        chunking = chunking_settings(self._config)
         sync = IndexSync(
             self._store,
             embedder=self._models.embedder,
-            chunking=chunking,
+            chunking=chunking_settings(self._config),
             rows=rows or self._rows("local", None),
             progress=progress,
         )

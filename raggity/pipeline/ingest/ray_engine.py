@@ -168,10 +168,18 @@ class RayIngestPlan:
     write_cpus: float = 1.0
 
 
-def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
-    """Read and chunk the plan's paths in an actor, embed in an actor pool (lazy: nothing runs until
-    consumed)."""
+def new_tally() -> Any:
     ray = require("ray")
+    return ray.remote(num_cpus=0)(Tally).remote()
+
+
+def write_chunks(
+    plan: RayIngestPlan, tally: Any, table_uri: str, storage_options: Mapping[str, str], *, mode: str
+) -> None:
+    """Runs the stages (read and chunk the plan's paths in an actor, embed in an actor pool) and
+    writes their rows to the Lance table in one commit (`mode`: "create", "append" or "overwrite"):
+    lance_ray writes fragments from the workers; the driver commits them."""
+    ray, lance_ray = require("ray"), require("lance_ray")
     paths = ray.data.from_items(
         [{"source": source, "real": real, "stored": list(stored)} for source, real, stored in plan.paths]
     )
@@ -184,7 +192,7 @@ def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
         # would also need its constructor arguments kept in the object store (Ray warns about that).
         max_restarts=0,
     )
-    return chunked.map_batches(
+    embedded = chunked.map_batches(
         EmbedChunks,
         fn_constructor_kwargs={"spec": plan.embedder, "tally": tally},
         compute=ray.data.ActorPoolStrategy(size=plan.embed_workers),
@@ -193,21 +201,8 @@ def embedded_dataset(plan: RayIngestPlan, tally: Any) -> Any:
         batch_size=EMBED_BATCH,
         batch_format="pyarrow",
     )
-
-
-def new_tally() -> Any:
-    ray = require("ray")
-    return ray.remote(num_cpus=0)(Tally).remote()
-
-
-def write_chunks(
-    plan: RayIngestPlan, tally: Any, table_uri: str, storage_options: Mapping[str, str], *, mode: str
-) -> None:
-    """Runs the stages and writes their rows to the Lance table in one commit (`mode`: "create",
-    "append" or "overwrite"). lance_ray writes fragments from the workers; the driver commits them."""
-    lance_ray = require("lance_ray")
     lance_ray.write_lance(
-        embedded_dataset(plan, tally),
+        embedded,
         table_uri,
         schema=chunk_schema(plan.dim, search_text=True),
         mode=mode,

@@ -68,7 +68,8 @@ def connect(address: str | None, *, cpus: int | None = None) -> Any:
         ray.init(address=target, **quiet)
     else:
         # The workers run with the real HOME (where boto3 and Lance find ~/.aws, for one).
-        workers = {"env_vars": {**OFFLINE_ENV, **_real_home()}}
+        home = {"HOME": os.environ["HOME"]} if "HOME" in os.environ else {}
+        workers = {"env_vars": {**OFFLINE_ENV, **home}}
         with _home_for_ray(folder / "home"):
             ray.init(
                 num_cpus=cpus,
@@ -129,11 +130,6 @@ def _own_token(path: Path) -> None:
         out.write(secrets.token_hex(16))
     os.environ["RAY_AUTH_MODE"] = "token"
     os.environ["RAY_AUTH_TOKEN_PATH"] = str(path)
-
-
-def _real_home() -> dict[str, str]:
-    home = os.environ.get("HOME")
-    return {} if home is None else {"HOME": home}
 
 
 @contextlib.contextmanager

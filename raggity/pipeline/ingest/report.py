@@ -13,15 +13,12 @@ from raggity.documents.discover import SkippedFile
 class IngestProgress(Protocol):
     def planned(self, files: int, sizes: Mapping[str, int]) -> None:
         """`files` to read, and their bytes by kind (see pace.kind_of; unchanged files are not counted)."""
-        ...
 
     def advanced(self, files: int, chunks: int, tokens: int) -> None:
         """`chunks` embedded (with `tokens`), and `files` finished, since the last call."""
-        ...
 
     def read(self, kind: str, size: int, chunks: int) -> None:
         """A file of `kind` and `size` bytes was read; `chunks` of its chunks are new and will be embedded."""
-        ...
 
     def warn(self, source: str, reason: str) -> None: ...
 
