@@ -11,7 +11,6 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -176,6 +175,8 @@ class _AnswerDisplay(LazyBar):
     """
 
     def __init__(self, console: Console, details: IO[str] | None, before: Callable[[], None]) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - rich's live display loads only for a bar, not for every command
+
         self._details = details
         self._before = before
         self._progress = Progress(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-from rich.progress import Progress
+if TYPE_CHECKING:  # rich's live display loads only where a bar is made, not for every command
+    from rich.progress import Progress
 
 
 class LazyBar:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from raggity.core.protocols import EmbedTexts
-from raggity.pipeline.search.hybrid import IndexSnapshot
-from raggity.retrieval.graph_model import load_graph
-from raggity.retrieval.graph_retriever import GraphRanker, GraphRetriever
 from raggity.store.layout import IndexLayout
+
+if TYPE_CHECKING:  # the graph's modules load only where [retrieval] graph is on
+    from raggity.pipeline.search.hybrid import IndexSnapshot
+    from raggity.retrieval.graph_retriever import GraphRanker, GraphRetriever
 
 MISSING_GRAPH = "graph retrieval is on but the index has no entity graph yet; run `rag graph-build`"
 
@@ -39,11 +41,16 @@ class GraphSource:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
+            from raggity.retrieval.graph_model import load_graph  # noqa: PLC0415 - see TYPE_CHECKING above
+            from raggity.retrieval.graph_retriever import GraphRanker  # noqa: PLC0415 - see TYPE_CHECKING above
+
             self._ranker = GraphRanker(load_graph(self._layout.graph), self._embed, hops=self._hops)
             self._stamp = stamp
         return self._ranker
 
     def leaf(self, snapshot: IndexSnapshot, limit: int) -> GraphRetriever | None:
         """Graph retrieval over `snapshot` (see HybridRetriever's `graph`), or None without a graph."""
+        from raggity.retrieval.graph_retriever import GraphRetriever  # noqa: PLC0415 - see TYPE_CHECKING above
+
         ranker = self.current()
         return None if ranker is None else GraphRetriever(ranker, snapshot.table, snapshot.live, limit=limit)
