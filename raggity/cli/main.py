@@ -11,6 +11,7 @@ import typer
 from raggity.cli.cache_command import cache_app
 from raggity.cli.calibrate_command import calibrate_command
 from raggity.cli.chat_command import chat_command
+from raggity.cli.collector import pause_collector, resume_collector
 from raggity.cli.compact_command import compact_command
 from raggity.cli.doctor_command import doctor_command
 from raggity.cli.errors import GuardedGroup
@@ -74,6 +75,8 @@ def main(
 ) -> None:
     ctx.obj = {"debug": debug}
     set_global_config(config)
+    if ctx.invoked_subcommand != "search":
+        resume_collector()  # only a search runs without it (cli/collector.py)
     if ctx.invoked_subcommand in GENERATING_COMMANDS:
         from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
 
@@ -246,7 +249,11 @@ app.command("calibrate")(calibrate_command)
 
 
 def run() -> None:
-    app()
+    pause_collector()  # resumed by `main` for every command but `rag search` (cli/collector.py)
+    try:
+        app()
+    finally:
+        resume_collector()
 
 
 if __name__ == "__main__":

@@ -172,8 +172,10 @@ assert hits, "search returned nothing"
 loaded = [m for m in sys.modules if m.split(".")[0] == "llama_cpp" or m == "raggity.inference.llama_runtime"]
 rooms = ("raggity.pipeline.answer", "raggity.pipeline.ingest", "raggity.pipeline.graph", "raggity.documents")
 other_rooms = [m for m in sys.modules if m.startswith(rooms)]
+# Loaded only where they are used: a progress bar (rich's live display), an entity graph.
+unused = ("rich.progress", "rich.live", "raggity.retrieval.graph_model", "raggity.retrieval.graph_retriever")
 print(json.dumps({"source": hits[0]["source"], "llama": sorted(loaded), "rooms": sorted(other_rooms),
-                  "pandas": "pandas" in sys.modules}))
+                  "pandas": "pandas" in sys.modules, "unused": sorted(m for m in unused if m in sys.modules)}))
 """
 
 
@@ -193,6 +195,46 @@ def test_search_never_imports_llama_cpp(indexed: Indexed) -> None:
     assert report["rooms"] == []
     # Nor pandas, which pyarrow's dataset module would import on its own (cli/arrow_without_pandas.py).
     assert report["pandas"] is False
+    # Nor what only other commands or settings use: progress bars (rag ingest, eval), the entity graph.
+    assert report["unused"] == []
+
+
+COLLECTIONS_IN_A_PROCESS = """
+import gc, json, sys
+from raggity.cli.main import run
+
+passes = []
+sys.argv = ["rag", *sys.argv[1:]]
+gc.collect()  # counts from zero, so that no pass falls due before run()'s first line
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+try:
+    run()
+finally:
+    print(json.dumps({"passes": len(passes), "on_after": gc.isenabled()}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "collected"), [(["search", "brew install frobnicator"], False), (["status"], True)]
+)
+def test_a_search_process_runs_without_the_garbage_collector_and_other_commands_with_it(
+    indexed: Indexed, command: list[str], collected: bool
+) -> None:
+    """A cold search's imports made the collector run ~150 times (cli/collector.py); every other
+    command, long-running ones included, has it."""
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTIONS_IN_A_PROCESS, *command, "--json", "--config", str(indexed.config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    # One pass may fall due as run() returns, once the collector is back on; a search that ran with
+    # it made ~150, and `rag status` makes dozens.
+    assert (report["passes"] > 1) is collected
+    assert report["on_after"] is True
 
 
 def test_abstention_cosine_comes_from_the_users_question_not_generated_queries(indexed: Indexed) -> None:
