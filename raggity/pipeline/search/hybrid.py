@@ -57,23 +57,21 @@ class IndexSnapshot:
     def __init__(self, layout: IndexLayout) -> None:
         self._layout = layout
         self._manifests = ManifestCache(layout.manifest)
-        self._key: frozenset[str] | None = None
-        self._sources: dict[str, frozenset[str]] = {}
-        # The manifest the readers were opened at: what each file was when it was indexed.
-        self.manifest = Manifest()
-        self.table = VectorTableReader(layout.table)
-        self.live: frozenset[str] = frozenset()
-        self.bm25: KeywordIndex = Bm25Reader(layout.tantivy)
+        # Opened once, here, at the manifest of now: the first query's refresh finds it unchanged
+        # (the readers were opened twice in a cold search, ~0.05 s of Lance and Tantivy).
+        self._open(*self._manifests.current())
 
     def refresh(self) -> None:
         manifest, live = self._manifests.current()
-        if live is self._key:
-            return
-        self._key = live
+        if live is not self.live:
+            self._open(manifest, live)
+
+    def _open(self, manifest: Manifest, live: frozenset[str]) -> None:
+        # The manifest the readers were opened at: what each file was when it was indexed.
         self.manifest = manifest
         self._sources = {source: frozenset(e.chunk_ids) for source, e in manifest.sources.items()}
         self.table = VectorTableReader(self._layout.table)
-        self.bm25 = Bm25Reader(self._layout.tantivy)
+        self.bm25: KeywordIndex = Bm25Reader(self._layout.tantivy)
         self.live = live
 
     def live_matching(self, glob: str | None) -> frozenset[str]:
