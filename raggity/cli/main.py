@@ -11,7 +11,6 @@ import typer
 from raggity.cli.cache_command import cache_app
 from raggity.cli.calibrate_command import calibrate_command
 from raggity.cli.chat_command import chat_command
-from raggity.cli.collector import pause_collector, resume_collector
 from raggity.cli.compact_command import compact_command
 from raggity.cli.doctor_command import doctor_command
 from raggity.cli.errors import GuardedGroup
@@ -22,6 +21,7 @@ from raggity.cli.mcp_command import mcp_command
 from raggity.cli.models_command import models_app
 from raggity.cli.shared import ConfigOption, JsonOption, err, out, set_global_config, utf8_text
 from raggity.cli.shared import session as _session
+from raggity.cli.short_process import end, exit_without_finalizing, pause_collector, resume_collector
 from raggity.cli.show_command import show_command
 from raggity.cli.status_command import status_command
 from raggity.cli.trust_command import trust
@@ -75,8 +75,10 @@ def main(
 ) -> None:
     ctx.obj = {"debug": debug}
     set_global_config(config)
-    if ctx.invoked_subcommand != "search":
-        resume_collector()  # only a search runs without it (cli/collector.py)
+    if ctx.invoked_subcommand == "search":
+        exit_without_finalizing()  # a short process (cli/short_process.py)
+    else:
+        resume_collector()  # only a search runs without it (cli/short_process.py)
     if ctx.invoked_subcommand in GENERATING_COMMANDS:
         from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
 
@@ -249,9 +251,12 @@ app.command("calibrate")(calibrate_command)
 
 
 def run() -> None:
-    pause_collector()  # resumed by `main` for every command but `rag search` (cli/collector.py)
+    pause_collector()  # resumed by `main` for every command but `rag search` (cli/short_process.py)
     try:
         app()
+    except SystemExit as exc:
+        end(exc)  # a search's process ends here; any other goes on to Python's exit
+        raise
     finally:
         resume_collector()
 
