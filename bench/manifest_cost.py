@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from raggity.core.atomic_file import atomic_write_text
 from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
 
 PER_FILE = 16
@@ -63,7 +64,7 @@ def main() -> None:
     }
     manifest = Manifest(Fingerprint("bge-small", 256, 1024), sources)
     path = args.work / "manifest.json"
-    _, save = _timed(lambda: manifest.save(path))
+    _, save = _timed(lambda: atomic_write_text(path, manifest.to_json()))
     loaded, load = _timed(lambda: load_manifest(path))
     assert loaded.sources == sources
     print(

@@ -21,7 +21,7 @@ from raggity.models.registry import (
 )
 from raggity.store.health import require_healthy
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Manifest, parse_manifest
+from raggity.store.manifest import Manifest
 from raggity.store.ocr_pages import ocr_page_count
 from raggity.store.rebuild_state import rebuild_notice
 
@@ -118,12 +118,15 @@ def remote_index_status(config: Config) -> IndexStatus:
     if commit is not None:
         try:
             index = open_committed(
-                objects, location.child("lancedb", "chunks.lance"), dict(location.storage_options)
+                objects,
+                location.child("lancedb", "chunks.lance"),
+                dict(location.storage_options),
+                where=f"{location.uri} manifest",
             )
         except (ValueError, OSError, RuntimeError) as exc:
             raise lance_store_error(exc, location) or exc from None
         commit = index.commit
-        manifest = parse_manifest(index.manifest_text, f"{location.uri} manifest")
+        manifest = index.manifest
     return IndexStatus(
         index_dir=location.uri,
         config_file=config.source,

@@ -7,13 +7,15 @@ long `rag ask`, an `rag mcp` server between refreshes, a teammate's search on an
 version may go once it was replaced more than `keep` ago; the one a reader would open now never goes.
 
 - Local folder: the LanceDB table's small fragments are merged, then every version replaced (by the
-  next one) more than `keep` ago is deleted, with the files only they used; Tantivy's files that its
-  last commit no longer lists are deleted (an open Tantivy reader keeps its segments mapped).
+  next one) more than `keep` ago is deleted, with the files only they used; so are the sources
+  table's, except the version the manifest names; Tantivy's files that its last commit no longer
+  lists are deleted (an open Tantivy reader keeps its segments mapped).
 - Object store: CURRENT lists the commits it replaced and when (object_commit.Replaced); the versions
   older than CURRENT's that it named within `keep`, and CURRENT's own, stay; every other older version
   goes (intermediate versions of past ingests, which no reader ever opened), and so do the manifest
-  objects of no kept commit. Versions after CURRENT's (a writer that died) are left to the next
-  writer, which restores over them. A CURRENT written before the history was kept is trusted only
+  objects of no kept commit; likewise the sources table's versions that no kept manifest names.
+  Versions after CURRENT's (a writer that died) are left to the next writer, which restores over
+  them. A CURRENT written before the history was kept is trusted only
   once its version is `keep` plus LEGACY_MARGIN old.
 
 Both run under the index's writer lock (the flock, or the lease), so no ingest writes meanwhile.
@@ -33,8 +35,10 @@ from raggity.core.faults import checkpoint
 from raggity.store.bm25_index import Bm25Writer, built_with
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_header, parse_header
 from raggity.store.object_commit import MANIFESTS, Commit, WriterLease, current_commit
 from raggity.store.object_store import S3Objects
+from raggity.store.sources_table import beside, open_table
 from raggity.store.uri import IndexLocation
 from raggity.store.vector_table import committed
 
@@ -51,7 +55,8 @@ def cleanup_after_ingest(config: IndexConfig) -> timedelta | None:
 
 @dataclass(frozen=True)
 class CompactReport:
-    """What one cleanup did."""
+    """What one cleanup did. Versions are the chunk table's, the ones a reader opens (the sources
+    table's go with them and count in the bytes)."""
 
     versions_removed: int
     versions_kept: int
@@ -67,6 +72,8 @@ def compact_local(layout: IndexLayout, keep: timedelta, *, wait_seconds: float =
     with IngestLock(layout.lock, wait_seconds=wait_seconds):
         layout.check_entries(deep=True)  # nothing is deleted through a link
         removed, kept, freed = _local_table(layout.table, keep)
+        named = load_header(layout.manifest).sources_version
+        freed += remove_replaced(layout.sources, keep, named=named)[2]
         if (layout.tantivy / "meta.json").is_file():
             writer = Bm25Writer(layout.tantivy, built_with(layout.tantivy))
             writer.close()  # garbage-collects the files no committed segment lists
@@ -78,13 +85,25 @@ def _local_table(table: Path, keep: timedelta) -> tuple[int, int, int]:
         return 0, 0, 0
     import lance  # noqa: PLC0415 - lance loads on first use
 
-    dataset = lance.dataset(str(table))
-    dataset.optimize.compact_files()
+    lance.dataset(str(table)).optimize.compact_files()
+    return remove_replaced(table, keep)
+
+
+def remove_replaced(table: Path, keep: timedelta, *, named: int | None = None) -> tuple[int, int, int]:
+    """Deletes the versions of the local table `table` replaced more than `keep` ago, never `named`
+    (the sources table's version the manifest names, which a dead writer's versions may follow).
+    Returns (versions removed, kept, bytes freed)."""
+    if not committed(table):
+        return 0, 0, 0
+    import lance  # noqa: PLC0415 - lance loads on first use
+
     dataset = lance.dataset(str(table))
     versions: list[tuple[int, datetime]] = sorted((int(v["version"]), _made(v)) for v in dataset.versions())
     now = datetime.now(versions[-1][1].tzinfo)  # Lance's times are naive local times
     # A local reader opens the latest version: version i was replaced when version i+1 appeared.
-    doomed = [old for (old, _), (_, made) in itertools.pairwise(versions) if now - made >= keep]
+    doomed = [
+        old for (old, _), (_, made) in itertools.pairwise(versions) if now - made >= keep and old != named
+    ]
     return _delete_versions(dataset, doomed, len(versions))
 
 
@@ -126,7 +145,34 @@ def compact_remote(
     protected = {version for version, _ in kept_commits}
     doomed = [v for v in versions if v < commit.version and v not in protected]
     removed, kept, freed = _delete_versions(dataset, doomed, len(versions))
+    freed += _remote_sources(objects, table_uri, dict(location.storage_options), manifests)[2]
     return CompactReport(removed, kept, freed, gone)
+
+
+def _remote_sources(
+    objects: S3Objects, table_uri: str, options: dict[str, str], manifests: set[str]
+) -> tuple[int, int, int]:
+    """Deletes the sources table's versions older than the newest one a kept manifest names, except
+    those the kept manifests name (`manifests`: their keys, CURRENT's first among them)."""
+    named: set[int] = set()
+    for key in manifests:
+        found = objects.get(key)
+        version = None if found is None else _sources_version(found.body, key)
+        if version is not None:
+            named.add(version)
+    dataset = open_table(beside(table_uri), options)
+    if dataset is None or not named:
+        return 0, 0, 0
+    versions = [int(v["version"]) for v in dataset.versions()]
+    doomed = [v for v in versions if v < max(named) and v not in named]
+    return _delete_versions(dataset, doomed, len(versions))
+
+
+def _sources_version(body: bytes, key: str) -> int | None:
+    try:
+        return parse_header(body.decode("utf-8"), key).sources_version
+    except (UnicodeDecodeError, IndexStateError):
+        return None
 
 
 def _kept_commits(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from raggity.core.errors import IndexLocationError, IndexStateError
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Manifest, load_manifest
+from raggity.store.manifest import Manifest, load_header, local_records
 from raggity.store.vector_table import committed
 
 Problem = IndexStateError | IndexLocationError
@@ -31,15 +31,15 @@ def check_index(layout: IndexLayout) -> tuple[Manifest | None, Problem | None]:
     if not layout.exists():
         return None, IndexStateError(f"{layout.root}: no index yet", "run `rag ingest PATH` first")
     try:
-        manifest = load_manifest(layout.manifest)
+        header = load_header(layout.manifest)  # its counts: no records read yet
+        if header.chunks:
+            if not committed(layout.table):
+                return None, _damaged(layout, "its chunk table (lancedb/) is missing or empty")
+            if not (layout.tantivy / "meta.json").is_file():
+                return None, _damaged(layout, "its keyword index (tantivy/) is missing or empty")
+        return local_records(header, layout.manifest), None
     except IndexStateError as exc:
         return None, exc
-    if manifest.live_ids():
-        if not committed(layout.table):
-            return None, _damaged(layout, "its chunk table (lancedb/) is missing or empty")
-        if not (layout.tantivy / "meta.json").is_file():
-            return None, _damaged(layout, "its keyword index (tantivy/) is missing or empty")
-    return manifest, None
 
 
 def require_healthy(layout: IndexLayout) -> Manifest:

@@ -30,6 +30,11 @@ class IndexLayout:
         return self.lancedb / "chunks.lance"
 
     @property
+    def sources(self) -> Path:
+        """The manifest's per-file records (store/sources_table.py), at the version it names."""
+        return self.lancedb / "sources.lance"
+
+    @property
     def tantivy(self) -> Path:
         return self.root / "tantivy"
 

@@ -2,9 +2,11 @@
 Tantivy index, and the manifest file as the commit point.
 
 Write order, so that a kill at any point leaves an index that answers and that the next run repairs:
-rows go to LanceDB, then Tantivy (invisible: the manifest does not list them yet); then the manifest
-is replaced atomically (save, after every batch: the commit point); rows no longer listed are deleted
-last. The checkpoints name the steps for the crash tests (raggity.core.faults).
+rows go to LanceDB, then Tantivy (invisible: the manifest does not list them yet); then the changed
+files' records go to the sources table (a version no reader opens: the manifest names the one before)
+and the manifest is replaced atomically, naming the new version (save, after every batch: the commit
+point); rows no longer listed are deleted last. The checkpoints name the steps for the crash tests
+(raggity.core.faults).
 """
 
 from __future__ import annotations
@@ -15,17 +17,18 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from typing import Any
 
-from raggity.core.errors import RaggityError, storage_error
+from raggity.core.errors import IndexStateError, RaggityError, storage_error
 from raggity.core.faults import checkpoint, fail_point
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vectors
 from raggity.store.bm25_index import Bm25Reader, Bm25Writer
-from raggity.store.compact import CompactReport, compact_local
+from raggity.store.compact import CompactReport, compact_local, remove_replaced
 from raggity.store.index_seam import IndexWriter, Snapshot, StoredIds
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Manifest, load_manifest
+from raggity.store.manifest import Manifest, load_header, load_manifest, local_records, save_header
 from raggity.store.ownership import claim_index_folder
+from raggity.store.sources_table import SourcesWriter
 from raggity.store.vector_index import DEFAULT_MIN_ROWS
 from raggity.store.vector_table import StoredChunk, VectorTableReader, VectorTableWriter
 
@@ -108,6 +111,7 @@ class LocalIndexWriter:
         self._version_grace = version_grace
         self._index_min_rows = vector_index_min_rows
         self._opened: tuple[VectorTableWriter, Bm25Writer] | None = None
+        self._sources = SourcesWriter(str(layout.sources), {})
 
     def _stores(self) -> tuple[VectorTableWriter, Bm25Writer]:
         if self._opened is None:
@@ -124,10 +128,27 @@ class LocalIndexWriter:
         for name in (self._layout.manifest.name, self._layout.marker.name):
             for leftover in self._layout.root.glob(f".{name}.*.tmp"):
                 leftover.unlink(missing_ok=True)
-        return Manifest() if rebuild else load_manifest(self._layout.manifest)
+        if rebuild:
+            self._sources.forget()
+            return Manifest()
+        header = load_header(self._layout.manifest)
+        try:
+            manifest = local_records(header, self._layout.manifest)
+        except IndexStateError:
+            # The sources table is gone (lancedb/ deleted) or unreadable: with no records, every file
+            # is read again and the rows nothing lists go, which ends where a clean ingest does.
+            self._sources.forget()
+            return header.manifest
+        # A format-2 manifest lists its records itself: the first save writes every row.
+        recorded = {} if header.inline else manifest.sources
+        if self._sources.start(None if header.inline else header.sources_version, recorded):
+            checkpoint("sources:restored")
+        return manifest
 
     def reset(self, manifest: Manifest) -> None:
-        manifest.save(self._layout.manifest)
+        """`manifest` has no records: the document names none, then the folders go."""
+        self._sources.forget()
+        save_header(self._layout.manifest, manifest, None)
         checkpoint("reset:manifest")
         self._opened = None
         for folder in (self._layout.lancedb, self._layout.tantivy):
@@ -158,7 +179,9 @@ class LocalIndexWriter:
         checkpoint("tantivy:committed")
 
     def save(self, manifest: Manifest) -> None:
-        manifest.save(self._layout.manifest)
+        version = self._sources.write(manifest.sources)
+        checkpoint("sources:written")
+        save_header(self._layout.manifest, manifest, version)
 
     def commit(self, manifest: Manifest, *, changed: bool) -> None:
         """LanceDB fragments merged and deleted rows dropped; Tantivy written afresh when documents
@@ -171,6 +194,10 @@ class LocalIndexWriter:
             checkpoint("compact:bm25")
             bm25.replace_all(table.chunks(manifest.live_ids()))
         bm25.close()
-        manifest.save(self._layout.manifest)
+        self._sources.write(manifest.sources)
+        version = self._sources.compact()
+        checkpoint("sources:written")
+        save_header(self._layout.manifest, manifest, version)
         if self._version_grace is not None:
             table.cleanup(self._version_grace)
+            remove_replaced(self._layout.sources, self._version_grace, named=version)

@@ -3,13 +3,18 @@
 It is the commit point of an ingest. Chunk rows may exist in LanceDB or Tantivy without being in
 the manifest (an interrupted ingest wrote them); such rows are invisible to queries and removed by
 the next ingest. Written atomically, so a kill leaves the previous manifest intact.
+
+Stored in two parts: the document (`manifest.json` locally, an object under `manifests/` on a store)
+holds the header (fingerprint, last ingest, rebuilding, counts) and names a version of the sources
+table (store/sources_table.py), which holds the per-file records, one row per file. A document
+written before the table existed (format 2) lists the records itself and reads as before.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -54,7 +59,27 @@ class Manifest:
     def live_ids(self) -> set[str]:
         return {cid for entry in self.sources.values() for cid in entry.chunk_ids}
 
+    def header_json(self, sources_version: int | None) -> str:
+        """The document naming version `sources_version` of the sources table, which holds exactly
+        this manifest's records (None: it has none)."""
+        return json.dumps(
+            {
+                "format_version": FORMAT_VERSION,
+                "fingerprint": None if self.fingerprint is None else vars(self.fingerprint),
+                "last_ingest": self.last_ingest,
+                "rebuilding": self.rebuilding,
+                "sources_table": {
+                    "version": sources_version,
+                    "files": len(self.sources),
+                    "chunks": sum(len(e.chunk_ids) for e in self.sources.values()),
+                },
+            },
+            indent=0,
+        )
+
     def to_json(self) -> str:
+        """The document of format 2, records inline: what an index written before the sources table
+        holds (kept to write such an index in tests and to measure it in bench/manifest_cost.py)."""
         return json.dumps(
             {
                 "format_version": FORMAT_VERSION,
@@ -74,27 +99,99 @@ class Manifest:
             indent=0,
         )
 
-    def save(self, path: Path) -> None:
-        self.last_ingest = time.time()
-        atomic_write_text(path, self.to_json())
+
+@dataclass(frozen=True)
+class Header:
+    """A manifest document as read: `manifest` without records when they are in the sources table
+    (`sources_version`, None when there are none), with them when the document lists them (`inline`,
+    format 2). `files` and `chunks` count the records without reading them."""
+
+    manifest: Manifest
+    sources_version: int | None
+    files: int
+    chunks: int
+    inline: bool
 
 
-def load_manifest(path: Path) -> Manifest:
+def save_header(path: Path, manifest: Manifest, sources_version: int | None) -> None:
+    """Replaces the local manifest atomically: the commit point of a local index."""
+    manifest.last_ingest = time.time()
+    atomic_write_text(path, manifest.header_json(sources_version))
+
+
+def load_header(path: Path) -> Header:
+    """The local manifest document (no index yet: an empty one)."""
     if not path.exists():
-        return Manifest()
+        return Header(Manifest(), None, 0, 0, inline=True)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise _damaged(str(path), exc) from exc
-    return parse_manifest(text, str(path))
+    return parse_header(text, str(path))
+
+
+def load_manifest(path: Path) -> Manifest:
+    """The committed manifest of the index folder holding `path`, its records read from the sources
+    table beside the chunk table (lancedb/sources.lance) at the version the document names."""
+    return local_records(load_header(path), path)
+
+
+def local_records(header: Header, path: Path) -> Manifest:
+    """The manifest of `header`, read from the manifest file `path`, with its records."""
+    try:
+        return with_records(header, str(path.parent / "lancedb" / "sources.lance"), {}, str(path))
+    except (OSError, RuntimeError, ValueError) as exc:  # Lance's words for unreadable local files
+        raise _damaged(str(path), exc) from exc
+
+
+def with_records(header: Header, sources_uri: str, options: dict[str, str], where: str) -> Manifest:
+    """The manifest of `header` with its records, read from the sources table at `sources_uri` when the
+    document names a version of it. A missing table or version is the damaged-manifest error; a store's
+    failures pass through to the caller's mapping."""
+    if header.inline or header.sources_version is None:
+        return header.manifest
+    from raggity.store.sources_table import open_table, read_entries  # noqa: PLC0415 - imports this module
+
+    try:
+        dataset = open_table(sources_uri, options, header.sources_version)
+    except LookupError:
+        dataset = None
+    if dataset is None:
+        raise IndexStateError(
+            f"{where}: the manifest names version {header.sources_version} of its sources table, "
+            f"which {sources_uri} does not have",
+            "run `rag ingest --rebuild` to rebuild the index",
+        )
+    try:
+        return replace(header.manifest, sources=read_entries(dataset))
+    except (KeyError, TypeError, AttributeError) as exc:  # a table of another shape
+        raise _damaged(where, exc) from exc
+
+
+def parse_header(text: str, where: str) -> Header:
+    """The manifest document in `text` (a file's, or an object's on a store, named by `where` in the
+    error)."""
+    try:
+        data = json.loads(text)
+        manifest = _parsed(data)
+        table = data.get("sources_table")
+        if table is None:
+            chunks = sum(len(e.chunk_ids) for e in manifest.sources.values())
+            return Header(manifest, None, len(manifest.sources), chunks, inline=True)
+        table = _typed(table, dict, "sources_table")
+        version = table["version"]
+        if version is not None and _typed(version, int, "sources_table.version") < 1:
+            raise ValueError("sources_table.version is not a Lance version")
+        files = _typed(table["files"], int, "sources_table.files")
+        return Header(manifest, version, files, _typed(table["chunks"], int, "sources_table.chunks"), False)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _damaged(where, exc) from exc
 
 
 def parse_manifest(text: str, where: str) -> Manifest:
-    """The manifest in `text` (a file's, or an object's on a store, named by `where` in the error)."""
-    try:
-        return _parsed(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _damaged(where, exc) from exc
+    """The manifest document in `text` as it stands: its records only when it lists them (format 2);
+    a reader of a newer one reads them with `with_records`."""
+    return parse_header(text, where).manifest
 
 
 def _damaged(where: str, exc: Exception) -> IndexStateError:
@@ -122,7 +219,9 @@ def _parsed(data: object) -> Manifest:
     ):
         raise TypeError("last_ingest is not a number")
     sources: dict[str, SourceEntry] = {}
-    for src, raw in _typed(data["sources"], dict, "sources").items():
+    # A document naming the sources table lists no records itself.
+    listed = {} if "sources_table" in data and "sources" not in data else data["sources"]
+    for src, raw in _typed(listed, dict, "sources").items():
         e = _typed(raw, dict, "a source entry")
         ids = _typed(e["chunk_ids"], list, "chunk_ids")
         if not all(isinstance(cid, str) for cid in ids):

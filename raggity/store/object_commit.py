@@ -27,7 +27,9 @@ from types import TracebackType
 from typing import Any
 
 from raggity.core.errors import IndexBusyError, IndexStateError
+from raggity.store import sources_table
 from raggity.store.ingest_lock import process_alive
+from raggity.store.manifest import Manifest, parse_header, with_records
 from raggity.store.object_store import PreconditionFailedError, S3Objects
 from raggity.store.object_store_errors import store_failure_text
 
@@ -263,7 +265,8 @@ def recover_commit(objects: S3Objects, etag: str) -> Commit:
 
 def _is_manifest(body: bytes) -> bool:
     data = _parse(body)
-    return isinstance(data.get("sources"), dict)
+    # Records inline (format 2) or a version of the sources table named (store/manifest.py).
+    return isinstance(data.get("sources"), dict) or isinstance(data.get("sources_table"), dict)
 
 
 def read_manifest_text(objects: S3Objects, commit: Commit) -> str:
@@ -312,21 +315,33 @@ def _parse(body: bytes) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CommittedIndex:
-    """What a reader of a remote index works from: one commit's table version and manifest."""
+    """What a reader of a remote index works from: one commit's table version and manifest (its
+    document, and the manifest with its records from the sources table)."""
 
     commit: Commit
     dataset: Any
     manifest_text: str
+    manifest: Manifest
 
 
-def open_committed(objects: S3Objects, table_uri: str, storage_options: dict[str, str]) -> CommittedIndex:
-    """Reads CURRENT once, then opens the chunk table at its version and reads its manifest; or the
-    "no index yet" error every reading command gives."""
+def open_committed(
+    objects: S3Objects, table_uri: str, storage_options: dict[str, str], *, where: str = ""
+) -> CommittedIndex:
+    """Reads CURRENT once, then opens the chunk table at its version and reads its manifest, records
+    included; or the "no index yet" error every reading command gives. `where` names the manifest in
+    a damaged-manifest error (its key by default)."""
     commit = current_commit(objects)
     if commit is None:
         raise IndexStateError(f"{table_uri}: no index yet", "run `rag ingest PATH` first")
-    manifest_text = read_manifest_text(objects, commit)
-    return CommittedIndex(commit, open_version(table_uri, commit.version, storage_options), manifest_text)
+    text = read_manifest_text(objects, commit)
+    dataset = open_version(table_uri, commit.version, storage_options)
+    manifest = committed_manifest(text, table_uri, storage_options, where or commit.manifest)
+    return CommittedIndex(commit, dataset, text, manifest)
+
+
+def committed_manifest(text: str, table_uri: str, storage_options: dict[str, str], where: str) -> Manifest:
+    """The manifest document `text` with its records, from the sources table beside `table_uri`."""
+    return with_records(parse_header(text, where), sources_table.beside(table_uri), storage_options, where)
 
 
 def open_version(table_uri: str, version: int, storage_options: dict[str, str]) -> Any:

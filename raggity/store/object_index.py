@@ -3,8 +3,9 @@ Lance's own keyword index, the writer lease, and CURRENT as the one commit point
 
 The local write order needs a rename and a flock; an object store has neither. Here every write
 (appends, deletes, compaction, the keyword index) is a Lance version that no reader opens, since
-readers open the version CURRENT names; commit() writes the manifest to a new object and swaps
-CURRENT to the new version. A kill anywhere before that leaves CURRENT as it was, and the next
+readers open the version CURRENT names; commit() writes the changed files' records to the sources
+table (store/sources_table.py), the manifest naming both versions to a new object, and swaps CURRENT
+to the new version. A kill anywhere before that leaves CURRENT as it was, and the next
 writer first brings the table back to CURRENT's version (open), so a run converges as locally.
 """
 
@@ -27,11 +28,12 @@ from raggity.store.chunk_table import chunk_rows, chunk_schema
 from raggity.store.compact import CompactReport, compact_remote
 from raggity.store.index_seam import IndexWriter, LanceTarget, Snapshot, StoredIds
 from raggity.store.lance_fts import LanceFtsReader, create_fts_index
-from raggity.store.manifest import Manifest, parse_manifest
+from raggity.store.manifest import Manifest, SourceEntry, parse_header, with_records
 from raggity.store.object_commit import (
     LEASE_SECONDS,
     Commit,
     WriterLease,
+    committed_manifest,
     current_commit,
     open_committed,
     open_version,
@@ -40,6 +42,7 @@ from raggity.store.object_commit import (
 )
 from raggity.store.object_store import S3Objects
 from raggity.store.object_store_errors import lance_store_error
+from raggity.store.sources_table import SourcesWriter, beside
 from raggity.store.vector_index import DEFAULT_MIN_ROWS, keep_vector_index
 from raggity.store.vector_table import StoredChunk, VectorTableReader, fetch_rows
 
@@ -143,7 +146,12 @@ class ObjectStoreIndex:
         commit = current_commit(objects)
         if commit is None:
             return Manifest()
-        return parse_manifest(read_manifest_text(objects, commit), f"{self._location.uri} manifest")
+        return committed_manifest(
+            read_manifest_text(objects, commit),
+            self._location.child(*TABLE_PATH),
+            dict(self._location.storage_options),
+            f"{self._location.uri} manifest",
+        )
 
     def failure(self, exc: BaseException) -> RaggityError | None:
         return lance_store_error(exc, self._location)
@@ -153,10 +161,10 @@ class ObjectStoreIndex:
             S3Objects(self._location),
             self._location.child(*TABLE_PATH),
             dict(self._location.storage_options),
+            where=f"{self._location.uri} manifest",
         )
-        manifest = parse_manifest(index.manifest_text, f"{self._location.uri} manifest")
         dataset = index.dataset if index.dataset.count_rows() else None
-        return Snapshot(manifest, VectorTableReader(None, dataset=dataset), LanceFtsReader(dataset))
+        return Snapshot(index.manifest, VectorTableReader(None, dataset=dataset), LanceFtsReader(dataset))
 
 
 class ObjectStoreIndexWriter:
@@ -181,7 +189,10 @@ class ObjectStoreIndexWriter:
         self._options = dict(location.storage_options)
         self._schema = chunk_schema(dim, search_text=True)
         self._previous: Commit | None = None
-        self._recorded: Manifest = Manifest()
+        self._recorded: dict[str, SourceEntry] = {}
+        self._sources = SourcesWriter(beside(self._uri), self._options)
+        # CURRENT's manifest lists its records itself (format 2): the next commit writes the table.
+        self._upgrade = False
         # The next write's mode: "create" (no table yet), "overwrite" (after a reset), then "append".
         self._mode = "append"
         # Whether the table has moved on from CURRENT's version (a new version must be published).
@@ -211,15 +222,29 @@ class ObjectStoreIndexWriter:
             restored.restore()
             checkpoint("remote:restored")
         if self._previous is None or rebuild:
+            self._sources.forget()
             return Manifest()
-        text = read_manifest_text(self._objects, self._previous)
-        self._recorded = parse_manifest(text, f"{self._location.uri} manifest")
-        return parse_manifest(text, f"{self._location.uri} manifest")
+        where = f"{self._location.uri} manifest"
+        header = parse_header(read_manifest_text(self._objects, self._previous), where)
+        try:
+            manifest = with_records(header, self._sources.uri, self._options, where)
+        except IndexStateError:
+            # Its sources table version is gone: with no records, every file is read again and
+            # the rows nothing lists go, as locally (store/local_index.py).
+            self._sources.forget()
+            self._upgrade = True
+            return header.manifest
+        self._recorded = dict(manifest.sources)
+        self._upgrade = header.inline
+        if self._sources.start(None if header.inline else header.sources_version, self._recorded):
+            checkpoint("sources:restored")
+        return manifest
 
     def reset(self, manifest: Manifest) -> None:
         # One new version with only this run's rows; readers stay on CURRENT's until commit().
         self._mode = "create" if self._dataset() is None else "overwrite"
         self._dirty = True
+        self._sources.forget()
 
     def ids(self) -> StoredIds:
         dataset = self._dataset() if self._mode == "append" else None
@@ -267,19 +292,21 @@ class ObjectStoreIndexWriter:
 
     def commit(self, manifest: Manifest, *, changed: bool) -> None:
         """Publishes `manifest` with the table's new version; with the same version when only new
-        stamps of unchanged files were recorded; not at all when nothing changed."""
+        stamps of unchanged files were recorded; not at all when nothing changed. The sources table
+        gets only the changed files' rows."""
         if not self._dirty and self._previous is not None:
-            if manifest.sources == self._recorded.sources:
+            if manifest.sources == self._recorded and not self._upgrade:
                 return
             version = self._previous.version
         else:
             self._lease.renew()
             version = self._finish()
+        self._sources.write(manifest.sources)
+        sources_version = self._sources.compact()
         manifest.last_ingest = time.time()
         checkpoint("remote:publish")
-        publish(
-            self._objects, self._lease, version=version, manifest=manifest.to_json(), previous=self._previous
-        )
+        document = manifest.header_json(sources_version)
+        publish(self._objects, self._lease, version=version, manifest=document, previous=self._previous)
         if self._cleanup is not None:  # still under the lease: no other writer meanwhile
             checkpoint("remote:published")
             compact_remote(self._location, self._uri, self._lease, self._cleanup)

@@ -5,19 +5,19 @@ from __future__ import annotations
 from raggity.core.errors import IndexStateError
 from raggity.store.ingest_lock import running_writer
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_manifest
+from raggity.store.manifest import load_header
 
 
 def rebuild_notice(layout: IndexLayout) -> str:
     """Why the index holds only part of the files right now ("" when it does not): a full rebuild is
     running, or one was interrupted."""
     try:
-        manifest = load_manifest(layout.manifest)
+        header = load_header(layout.manifest)  # the document alone: no records read
     except IndexStateError:
         return ""
-    if not manifest.rebuilding:
+    if not header.manifest.rebuilding:
         return ""
-    done = len(manifest.sources)
+    done = header.files
     pid = running_writer(layout.lock)
     if pid is not None:
         return (

@@ -258,14 +258,18 @@ def test_queries_refuse_an_index_built_by_another_embedder(tmp_path: Path) -> No
     import pytest  # noqa: PLC0415 - imported where the test needs it
 
     from raggity.core.errors import IndexStateError  # noqa: PLC0415 - imported where the test needs it
-    from raggity.store.manifest import Fingerprint  # noqa: PLC0415 - imported where the test needs it
+    from raggity.store.manifest import (  # noqa: PLC0415 - imported where the test needs it
+        Fingerprint,
+        load_header,
+        save_header,
+    )
 
     s, _, docs = setup(tmp_path)
     s.ingest([docs])
     manifest = load_manifest(s.layout.manifest)
     assert manifest.fingerprint is not None
     manifest.fingerprint = Fingerprint("other-model:0123456789abcdef:256", 64, 1024)
-    manifest.save(s.layout.manifest)
+    save_header(s.layout.manifest, manifest, load_header(s.layout.manifest).sources_version)
     with pytest.raises(IndexStateError, match="built with embedder other-model") as caught:
         session(tmp_path / "raggity.toml").search("frobnicator")
     assert "--rebuild" in caught.value.hint

@@ -20,8 +20,10 @@ from raggity.config.schema import Config, IndexConfig
 from raggity.pipeline.ingest.indexer import index_store
 from raggity.store.index_seam import Snapshot
 from raggity.store.layout import IndexLayout
+from raggity.store.manifest import load_header, parse_header
 from raggity.store.object_commit import MANIFESTS, current_commit
 from raggity.store.object_store import S3Objects
+from raggity.store.sources_table import beside, read_entries
 from tests.reliability.conftest import Store
 from tests.reliability.helpers import QUERY, file_text, rag, write_corpus, write_rag_config
 from tests.support import write_config
@@ -173,6 +175,47 @@ def test_the_committed_version_stays_when_a_dead_writer_left_newer_ones(
     assert results(snapshot(s), models) == expected
     s.ingest([docs])  # the next writer restores over the dead writer's version and converges
     assert results(snapshot(s), models) == expected
+
+
+def named_sources(s: Raggity) -> int | None:
+    """The sources table version the committed manifest names (store/manifest.py)."""
+    location = s.config.index_location
+    if not location.on_object_store:
+        return load_header(IndexLayout(s.config.index_dir).manifest).sources_version
+    objects = S3Objects(location)
+    commit = current_commit(objects)
+    assert commit is not None
+    found = objects.get(commit.manifest)
+    assert found is not None
+    return parse_header(found.body.decode(), commit.manifest).sources_version
+
+
+def test_cleanup_keeps_the_sources_versions_that_kept_commits_name(
+    tmp_path: Path, models: Models, store: Store
+) -> None:
+    config = write_rag_config(tmp_path)
+    docs = tmp_path / "docs"
+    paths = write_corpus(docs, 6)
+    s = session(config, models, replace(store.index(tmp_path / ".raggity"), keep_versions_seconds=HOUR))
+    s.ingest([docs])
+    first, first_records = named_sources(s), snapshot(s).manifest.sources
+    edit(docs, paths, 1)
+    s.ingest([docs])
+    second, second_records = named_sources(s), snapshot(s).manifest.sources
+    assert first is not None
+    assert second is not None
+    assert second > first
+    assert first_records != second_records
+    uri = beside(table_uri(s))
+    options = dict(s.config.index_location.storage_options)
+
+    compact_index(s.config)  # within the window: the first commit's records stay readable
+    assert read_entries(lance.dataset(uri, version=first, storage_options=options)) == first_records
+
+    compact_index(s.config, keep_seconds=0)  # no reader left of the first: only the named one stays
+    kept = [int(v["version"]) for v in lance.dataset(uri, storage_options=options).versions()]
+    assert kept == [second]
+    assert snapshot(s).manifest.sources == second_records
 
 
 def test_rag_compact_on_the_command_line(tmp_path: Path, models: Models) -> None:

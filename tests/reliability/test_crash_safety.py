@@ -49,6 +49,7 @@ CASES = [
     ("first", "tantivy:committed:2"),
     ("first", "manifest:before:1"),
     ("first", "manifest:after:2"),
+    ("first", "sources:written:2"),  # records written, the manifest not yet naming them
     ("first", "compact:before"),
     ("update", "delete:manifest"),
     ("update", "read:2"),
@@ -57,6 +58,7 @@ CASES = [
     ("update", "tantivy:committed:1"),
     ("update", "manifest:before:1"),
     ("update", "manifest:after:1"),
+    ("update", "sources:written:1"),
     ("update", "stale:before"),
     ("update", "lancedb:deleted"),
     ("update", "compact:before"),
@@ -157,6 +159,7 @@ def test_cases_cover_every_kill_point() -> None:
         "tantivy:committed",
         "manifest:before",
         "manifest:after",
+        "sources:written",
         "delete:manifest",
         "stale:before",
         "lancedb:deleted",

@@ -15,7 +15,7 @@ from typing import Any
 import lance
 import pytest
 
-from raggity.store.object_commit import LEASE, current_commit
+from raggity.store.object_commit import LEASE, committed_manifest, current_commit
 from raggity.store.object_store import StoreObjects
 from raggity.store.object_store_errors import lance_store_error
 from raggity.store.uri import IndexLocation
@@ -87,13 +87,16 @@ def test_search_and_status_read_the_azure_index_from_other_processes(project: Pr
     assert commit is not None
     assert (status["index_dir"], status["version"]) == (project.location.uri, commit.version)
     # The committed table version holds exactly the manifest's chunks.
-    manifest = objects.get(commit.manifest)
-    assert manifest is not None
-    ids = {cid for entry in json.loads(manifest.body)["sources"].values() for cid in entry["chunk_ids"]}
+    found = objects.get(commit.manifest)
+    assert found is not None
+    options = {**project.location.storage_options, "account_key": KEY}
+    table_uri = project.location.child("lancedb", "chunks.lance")
+    manifest = committed_manifest(found.body.decode(), table_uri, options, commit.manifest)
+    ids = manifest.live_ids()
     table = lance.dataset(
-        project.location.child("lancedb", "chunks.lance"),
+        table_uri,
         version=commit.version,
-        storage_options={**project.location.storage_options, "account_key": KEY},
+        storage_options=options,
     )
     assert set(table.to_table(columns=["id"])["id"].to_pylist()) == ids
     assert objects.get(LEASE) is None  # the writer released its lease

@@ -175,7 +175,7 @@ index = open_committed(S3Objects(location), location.child("lancedb", "chunks.la
 keyword = [[cid for cid, _ in LanceFtsReader(index.dataset).search(q, 10)] for q in queries]
 dense = [index.dataset.to_table(columns=["id"], nearest={"column": "vector", "q": v, "k": 10, "metric": "cosine"},
                                 disable_scoring_autoprojection=True)["id"].to_pylist() for v in vectors]
-sources = {s: e["chunk_ids"] for s, e in json.loads(index.manifest_text)["sources"].items()}
+sources = {s: list(e.chunk_ids) for s, e in index.manifest.sources.items()}
 print(json.dumps({"keyword": keyword, "dense": dense, "sources": sources, "version": index.commit.version}))
 """
 

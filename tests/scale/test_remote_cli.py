@@ -25,7 +25,9 @@ import pytest
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.mcp.server import ReadOnlyTools
+from raggity.store.manifest import load_manifest
 from raggity.store.object_commit import LEASE, current_commit
+from raggity.store.object_index import ObjectStoreIndex
 from raggity.store.object_store import S3Objects
 from raggity.store.uri import IndexLocation
 from tests.scale.conftest import FAKE_CREDENTIALS, S3Server
@@ -201,17 +203,13 @@ def test_sigkill_mid_ingest_keeps_the_last_commit_and_the_next_ingest_converges(
 
 
 def _manifest_ids(location: IndexLocation) -> dict[str, set[str]]:
-    objects = S3Objects(location)
-    commit = current_commit(objects)
-    assert commit is not None
-    found = objects.get(commit.manifest)
-    assert found is not None
-    return {s: set(e["chunk_ids"]) for s, e in json.loads(found.body)["sources"].items()}
+    manifest = ObjectStoreIndex(location).committed()
+    return {s: set(e.chunk_ids) for s, e in manifest.sources.items()}
 
 
 def _manifest_ids_local(index: Path) -> dict[str, set[str]]:
-    data = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
-    return {s: set(e["chunk_ids"]) for s, e in data["sources"].items()}
+    manifest = load_manifest(index / "manifest.json")
+    return {s: set(e.chunk_ids) for s, e in manifest.sources.items()}
 
 
 def test_the_ray_engine_on_a_local_index_is_one_line(tmp_path: Path) -> None:

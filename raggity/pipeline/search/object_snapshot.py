@@ -1,7 +1,8 @@
 """An index on object storage as the search room reads it: one commit at a time, through CURRENT.
 
-CURRENT names a Lance version of the chunk table and the manifest written with it (design:
-docs/scaling.md). Both are immutable, so a search, an ask or a long-lived `rag mcp` reads one complete
+CURRENT names a Lance version of the chunk table and the manifest written with it, which names the
+version of the sources table holding its per-file records (design: docs/scaling.md). All are
+immutable, so a search, an ask or a long-lived `rag mcp` reads one complete
 ingest however long it runs; `refresh()` re-reads CURRENT (one small GET) and moves to a newer commit.
 Keyword search uses Lance's full-text index on the same table version (Tantivy cannot live on a store).
 """
@@ -12,8 +13,14 @@ from raggity.config.location import IndexLocation
 from raggity.core.errors import IndexStateError, RaggityError
 from raggity.pipeline.search.hybrid import IndexSnapshot
 from raggity.store.lance_fts import LanceFtsReader
-from raggity.store.manifest import Manifest, parse_manifest
-from raggity.store.object_commit import Commit, current_commit, open_version, read_manifest_text
+from raggity.store.manifest import Manifest
+from raggity.store.object_commit import (
+    Commit,
+    committed_manifest,
+    current_commit,
+    open_version,
+    read_manifest_text,
+)
 from raggity.store.object_store import S3Objects
 from raggity.store.object_store_errors import lance_store_error
 from raggity.store.vector_table import VectorTableReader
@@ -47,11 +54,12 @@ class ObjectIndexSnapshot(IndexSnapshot):
             raise IndexStateError(f"{self._location.uri}: no index yet", "run `rag ingest PATH` first")
         if self._commit is not None and commit.etag == self._commit.etag:
             return
-        manifest = parse_manifest(read_manifest_text(self._objects, commit), f"{self._location.uri} manifest")
+        text = read_manifest_text(self._objects, commit)
+        table_uri = self._location.child(*TABLE_PATH)
+        options = dict(self._location.storage_options)
         try:
-            dataset = open_version(
-                self._location.child(*TABLE_PATH), commit.version, dict(self._location.storage_options)
-            )
+            manifest = committed_manifest(text, table_uri, options, f"{self._location.uri} manifest")
+            dataset = open_version(table_uri, commit.version, options)
         except (ValueError, OSError, RuntimeError) as exc:
             raise _store_error(exc, self._location) from None
         self.manifest = manifest
