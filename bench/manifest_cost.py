@@ -1,6 +1,9 @@
-"""What the manifest costs at N chunk ids (issue #45 item 3, the design measured before it is built):
-today's JSON document against a Lance table of one row per file, on local disk. Synthetic: 16 chunks a
-file, ids and hashes shaped like raggity's.
+"""What the manifest costs at N chunk ids (issue #45 item 3): the format-2 JSON document that listed
+every record, against the built sources table (store/sources_table.py) through the local store's own
+code: LocalIndexWriter's save (the commit point of a batch and of an ingest), its open (what an ingest
+starts from), the plan of a no-op ingest, and what readers load. Synthetic: 16 chunks a file, ids and
+hashes shaped like raggity's, on local disk. Not timed: the chunk table and Tantivy, which a real
+no-op ingest also reads (their ids, for its repair step).
 
     PYTHONPATH=. nice -n 5 .venv/bin/python -m bench.manifest_cost [--ids 1000000] [--work /tmp/manifest_cost]
 """
@@ -9,13 +12,19 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from raggity.core.atomic_file import atomic_write_text
-from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_manifest
+from raggity.pipeline.ingest.plan import plan_ingest
+from raggity.pipeline.ingest.sources import SourceFile
+from raggity.store.layout import IndexLayout
+from raggity.store.local_index import LocalIndexWriter
+from raggity.store.manifest import Fingerprint, Manifest, SourceEntry, load_header, load_manifest
 
 PER_FILE = 16
 
@@ -24,29 +33,21 @@ def _id(n: int) -> str:
     return hashlib.sha256(str(n).encode()).hexdigest()[:32]
 
 
-def _rows(items: list[tuple[str, SourceEntry]]) -> Any:
-    import pyarrow as pa  # noqa: PLC0415 - loads with lance
-
-    return pa.table(
-        {
-            "source": [s for s, _ in items],
-            "sha256": [e.sha256 for _, e in items],
-            "size": [e.size for _, e in items],
-            "mtime_ns": [e.mtime_ns for _, e in items],
-            "chunk_ids": [list(e.chunk_ids) for _, e in items],
-        }
-    )
-
-
 def _timed(step: Any) -> tuple[Any, float]:
     started = time.perf_counter()
     found = step()
     return found, time.perf_counter() - started
 
 
-def main() -> None:
-    import lance  # noqa: PLC0415 - loads on first use
+def _size(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
+
+def _unread(*_: object) -> Any:
+    raise AssertionError("a no-op plan reads no file")
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--ids", type=int, default=1_000_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/raggity-manifest-cost"))
@@ -62,41 +63,48 @@ def main() -> None:
         )
         for f in range(args.ids // PER_FILE)
     }
-    manifest = Manifest(Fingerprint("bge-small", 256, 1024), sources)
-    path = args.work / "manifest.json"
-    _, save = _timed(lambda: atomic_write_text(path, manifest.to_json()))
-    loaded, load = _timed(lambda: load_manifest(path))
+    fingerprint = Fingerprint("bge-small", 256, 1024)
+    figures: dict[str, Any] = {"ids": args.ids, "files": len(sources), "load": os.getloadavg()}
+
+    # Format 2: the whole document is written at every save and read whole.
+    path = args.work / "json" / "manifest.json"
+    path.parent.mkdir()
+    _, figures["json_save_s"] = _timed(
+        lambda: atomic_write_text(path, Manifest(fingerprint, sources).to_json())
+    )
+    loaded, figures["json_load_s"] = _timed(lambda: load_manifest(path))
     assert loaded.sources == sources
-    print(
-        f"json: {args.ids} ids in {len(sources)} files, {path.stat().st_size / 1e6:.1f} MB; "
-        f"save (every batch and commit, whatever changed) {save:.2f} s, load {load:.2f} s"
-    )
-    uri = str(args.work / "sources.lance")
-    _, first = _timed(lambda: lance.write_dataset(_rows(list(sources.items())), uri))
+    figures["json_mb"] = path.stat().st_size / 1e6
 
-    def read_all() -> dict[str, SourceEntry]:
-        table = lance.dataset(uri).to_table()
-        columns = [table[c].to_pylist() for c in ("source", "sha256", "size", "mtime_ns", "chunk_ids")]
-        return {s: SourceEntry(h, z, m, tuple(c)) for s, h, z, m, c in zip(*columns, strict=True)}
+    # The sources table, through the local store's writer.
+    layout = IndexLayout(args.work / "index")
+    layout.root.mkdir()
+    writer = LocalIndexWriter(layout, 384, "en_stem", None)
+    writer.open(rebuild=True)
+    _, figures["first_save_s"] = _timed(lambda: writer.save(Manifest(fingerprint, dict(sources))))
+    figures["table_mb"], figures["header_bytes"] = _size(layout.sources), layout.manifest.stat().st_size
+    loaded, figures["reader_load_s"] = _timed(lambda: load_manifest(layout.manifest))
+    assert loaded.sources == sources
+    header, figures["header_load_s"] = _timed(lambda: load_header(layout.manifest))
+    assert (header.files, header.chunks) == (len(sources), args.ids)
 
-    back, full = _timed(read_all)
-    assert back == sources
-    stamps, stamp_s = _timed(
-        lambda: lance.dataset(uri).to_table(columns=["source", "sha256", "size", "mtime_ns"]).num_rows
-    )
+    # The next ingest: open at the last commit, plan against unchanged files, save.
+    writer = LocalIndexWriter(layout, 384, "en_stem", None)
+    manifest, figures["ingest_open_s"] = _timed(lambda: writer.open(rebuild=False))
+    files = [SourceFile(s, e.size, e.mtime_ns, _unread, _unread) for s, e in sources.items()]
+    plan, figures["noop_plan_s"] = _timed(lambda: plan_ingest(files, lambda _: True, manifest))
+    assert (plan.todo, plan.unchanged) == ([], len(sources))
+    version = header.sources_version
+    _, figures["noop_save_s"] = _timed(lambda: writer.save(manifest))
+    assert load_header(layout.manifest).sources_version == version  # no row written
     changed = next(iter(sources))
-    entry = SourceEntry("0" * 64, 1, 2, tuple(_id(-k) for k in range(PER_FILE)))
-
-    def one_file() -> None:
-        lance.dataset(uri).delete(f"source = '{changed}'")
-        lance.write_dataset(_rows([(changed, entry)]), uri, mode="append")
-
-    _, change = _timed(one_file)
-    size = sum(p.stat().st_size for p in Path(uri).rglob("*") if p.is_file())
-    print(
-        f"table: first write {first:.2f} s, {size / 1e6:.1f} MB; load every row {full:.2f} s; the per-file "
-        f"stamps alone (what a no-op plan reads) {stamp_s:.2f} s for {stamps} files; one changed file {change:.3f} s"
+    manifest.sources[changed] = SourceEntry("0" * 64, 1, 2, tuple(_id(-k) for k in range(PER_FILE)))
+    _, figures["one_file_save_s"] = _timed(lambda: writer.save(manifest))
+    assert load_manifest(layout.manifest).sources == manifest.sources
+    figures["noop_ingest_manifest_s"] = (
+        figures["ingest_open_s"] + figures["noop_plan_s"] + figures["noop_save_s"]
     )
+    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}, indent=1))
     shutil.rmtree(args.work, ignore_errors=True)
 
 
