@@ -263,13 +263,8 @@ def _session(root: Path, s3: S3Server, engine: str) -> Raggity:
 
 
 def _committed_ids(session: Raggity) -> dict[str, tuple[str, ...]]:
-    location = session.config.index_location
-    objects = S3Objects(location)
-    commit = current_commit(objects)
-    assert commit is not None
-    found = objects.get(commit.manifest)
-    assert found is not None
-    return {s: tuple(e["chunk_ids"]) for s, e in json.loads(found.body)["sources"].items()}
+    manifest = ObjectStoreIndex(session.config.index_location).committed()
+    return {s: e.chunk_ids for s, e in manifest.sources.items()}
 
 
 def test_rag_ingest_engine_ray_gives_the_in_process_engines_chunks_and_search_results(
