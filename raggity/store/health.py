@@ -20,9 +20,11 @@ Problem = IndexStateError | IndexLocationError
 REBUILD = "run `rag ingest --rebuild` to rebuild the index from its files"
 
 
-def check_index(layout: IndexLayout) -> tuple[Manifest | None, Problem | None]:
+def check_index(layout: IndexLayout, *, records: bool = True) -> tuple[Manifest | None, Problem | None]:
     """The committed manifest of the index at `layout` and None, or None and the one error to show
-    (IndexLocationError for an index path that is a file, IndexStateError for the rest)."""
+    (IndexLocationError for an index path that is a file, IndexStateError for the rest). `records`
+    False: the manifest's header only (its fingerprint and flags, no per-file records), for a caller
+    that reads the records itself (a search, through its snapshot)."""
     try:
         layout.refuse_a_file()
         layout.check_entries()
@@ -37,14 +39,14 @@ def check_index(layout: IndexLayout) -> tuple[Manifest | None, Problem | None]:
                 return None, _damaged(layout, "its chunk table (lancedb/) is missing or empty")
             if not (layout.tantivy / "meta.json").is_file():
                 return None, _damaged(layout, "its keyword index (tantivy/) is missing or empty")
-        return local_records(header, layout.manifest), None
+        return (local_records(header, layout.manifest) if records else header.manifest), None
     except IndexStateError as exc:
         return None, exc
 
 
-def require_healthy(layout: IndexLayout) -> Manifest:
-    """The committed manifest, or the health check's one error raised."""
-    manifest, problem = check_index(layout)
+def require_healthy(layout: IndexLayout, *, records: bool = True) -> Manifest:
+    """The committed manifest (`records`: see check_index), or the health check's one error raised."""
+    manifest, problem = check_index(layout, records=records)
     if problem is not None:
         raise problem
     assert manifest is not None  # check_index gives one or the other

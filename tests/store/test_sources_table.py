@@ -201,3 +201,30 @@ def test_a_manifest_of_format_2_still_reads_and_the_next_ingest_writes_the_table
     assert (header.files, header.chunks) == (6, sum(len(e.chunk_ids) for e in records.values()))
     assert read_entries(lance.dataset(str(layout.sources), version=header.sources_version)) == records
     assert load_manifest(layout.manifest).sources == records
+
+
+def test_a_lost_sources_table_is_one_line_for_readers_and_a_plain_ingest_reads_every_file_again(
+    tmp_path: Path,
+) -> None:
+    config = write_rag_config(tmp_path)
+    write_corpus(tmp_path / "docs")
+    assert rag(config, "ingest").returncode == 0
+    layout = IndexLayout(tmp_path / ".raggity")
+    committed = load_manifest(layout.manifest)
+    shutil.rmtree(layout.sources)
+
+    for command in (("search", "comet willow granite"), ("status",)):
+        refused = rag(config, *command)
+        assert refused.returncode == 4, refused.stderr
+        assert "Traceback" not in refused.stderr
+        [line] = [x for x in refused.stderr.splitlines() if x.startswith("error:")]
+        assert "sources table" in line
+        assert str(layout.sources) in line
+
+    done = rag(config, "ingest")
+    assert done.returncode == 0, done.stderr
+    assert f"{len(committed.sources)} added" in done.stdout
+    repaired = load_manifest(layout.manifest)
+    assert repaired.sources.keys() == committed.sources.keys()
+    assert repaired.live_ids() == committed.live_ids()
+    assert rag(config, "search", "comet willow granite").returncode == 0

@@ -68,8 +68,9 @@ class Searcher:
                 self._check_fingerprint(remote.manifest.fingerprint, location.uri)
                 self._snapshot = remote
                 return remote
-            # The one health check every command and `rag doctor` make (raggity.store.health).
-            manifest = require_healthy(self._layout)
+            # The one health check every command and `rag doctor` make (raggity.store.health); the
+            # snapshot reads the records (a million chunk ids take about a second), so this does not.
+            manifest = require_healthy(self._layout, records=False)
             snapshot = IndexSnapshot(self._layout)
             self._check_fingerprint(manifest.fingerprint, str(self._layout.root))
             self._snapshot = snapshot
