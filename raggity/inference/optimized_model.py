@@ -13,8 +13,11 @@ model's (tests/inference/test_optimized_model.py).
 Each entry is a folder written under a temporary name and renamed into place, so a reader sees a
 whole entry or none; its name holds the model's SHA-256 and ONNX Runtime's version, so a changed
 model or a new runtime gets a new entry, and an entry whose files do not have the sizes recorded
-when it was written (truncated, replaced) is removed and written again. Any failure here only
-costs the optimisation: the caller loads the original model.
+when it was written (truncated, replaced) is removed and written again. Writing an entry removes the
+same model's entries for other ONNX Runtime versions or formats, so an upgrade leaves one copy (about
+4x the model) rather than one per version ever installed; two installs of different runtimes sharing
+one cache folder rewrite it in turn, which costs the optimisation, never a wrong result. Any failure
+here only costs the optimisation: the caller loads the original model.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ def optimized_model(ort: Any, model: Path, cache: Path) -> Path | None:
     """The optimised copy of `model` under `cache`, written on first use; None where it cannot be
     had (the model cannot be read or optimised, the cache folder is not writable)."""
     try:
-        entry = cache / f"{hash_cache().digest(model)[:32]}-ort{ort.__version__}-{FORMAT}"
+        digest = hash_cache().digest(model)[:32]
+        entry = cache / f"{digest}-ort{ort.__version__}-{FORMAT}"
         if _complete(entry):
             return entry / GRAPH
         _discard(entry)
@@ -54,6 +58,9 @@ def optimized_model(ort: Any, model: Path, cache: Path) -> Path | None:
     except Exception:  # onnxruntime's own errors, a full disk, a rename lost to another process
         _discard(written)
         return entry / GRAPH if _complete(entry) else None
+    for superseded in cache.glob(f"{digest}-ort*"):
+        if superseded != entry:
+            _discard(superseded)
     return entry / GRAPH
 
 

@@ -115,3 +115,23 @@ def test_a_model_that_is_not_onnx_is_still_a_one_line_error_and_leaves_no_entry(
     with pytest.raises(ModelError, match="cannot load ONNX model"):
         create_session(bad, threads=1, optimized=cache)
     assert entries(cache) == []
+
+
+def test_writing_an_entry_removes_the_same_models_copies_for_other_runtimes_and_keeps_other_models(
+    model: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "onnx"
+    create_session(model, threads=1, optimized=cache)
+    [entry] = entries(cache)
+    digest = entry.name.split("-ort")[0]
+    # What an earlier ONNX Runtime left, and another model's entry.
+    older = cache / f"{digest}-ort1.0.0-v1"
+    other = cache / f"{'0' * 32}-ort{ort.__version__}-v1"
+    for folder in (older, other):
+        folder.mkdir()
+        (folder / GRAPH).write_bytes(b"x")
+    for name in (GRAPH, WEIGHTS, SIZES):
+        (entry / name).unlink()  # this runtime's entry is written again
+
+    create_session(model, threads=1, optimized=cache)
+    assert entries(cache) == sorted([entry, other])
