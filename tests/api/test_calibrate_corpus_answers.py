@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from raggity.api.calibrate_corpus import ANSWERED_WRONG, calibrate_corpus, says
+from raggity.api.calibrate_corpus import ANSWERED_WRONG, REPLY_WORDS_HELD, calibrate_corpus, says
 from raggity.api.session import Raggity
 from raggity.config.schema import Config, IndexConfig, RetrievalConfig
 from raggity.core.errors import RaggityError
@@ -129,12 +129,12 @@ def test_the_ceiling_declines_answers_shown_as_verified_that_are_wrong_and_keeps
 
 
 def half(messages: Messages) -> str:
-    """Every question answered with the first words of its sentence only."""
+    """Every question answered with the first two words of its sentence only."""
     prompt = messages[-1]["content"]
     found = None if "Passage:\n" in prompt else asked(prompt)
     if found is None:
         return write(messages)
-    return f"The {found[0]} job {' '.join(found[1].split()[:3])} [1]."
+    return f"The {found[0]} job {' '.join(found[1].split()[:2])} [1]."
 
 
 def test_a_model_that_answers_too_few_of_its_own_questions_right_fits_nothing(tmp_path: Path) -> None:
@@ -152,5 +152,11 @@ def test_a_reply_says_the_written_answer_word_for_word_or_with_most_of_its_words
     # A short answer is said only as a whole word, and a marker says nothing.
     assert says("The default is 2.", "2")
     assert not says("The default is 4 [2]. See v2.1.", "2")
+    # A reply gives the core of a written answer of a sentence or two: half its words will do.
+    written = "Only meaningful in --parseopt mode. Tells the option parser to echo out the first -- met."
+    reply = "The `--keep-dashdash` option tells the option parser to echo out the first -- met [1]."
+    assert says(reply, written, REPLY_WORDS_HELD)
+    assert not says(reply, written)
+    assert not says("It makes the output a single line [1].", written, REPLY_WORDS_HELD)
     # 2 of its 5 words: the reply leaves out what the answer says.
     assert not says("The lollop job locks an account [1].", "locks an account after five failed logins")
