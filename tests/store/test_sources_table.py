@@ -228,3 +228,29 @@ def test_a_lost_sources_table_is_one_line_for_readers_and_a_plain_ingest_reads_e
     assert repaired.sources.keys() == committed.sources.keys()
     assert repaired.live_ids() == committed.live_ids()
     assert rag(config, "search", "comet willow granite").returncode == 0
+
+
+def test_compaction_merges_the_small_fragments_of_many_saves_and_leaves_full_files_alone(
+    tmp_path: Path,
+) -> None:
+    uri = str(tmp_path / "sources.lance")
+    writer = SourcesWriter(uri, {})
+    records = _records(8192 + 100)  # one full data file of 8,192 rows, and one small one
+    writer.write(records)
+    full = [f.fragment_id for f in lance.dataset(uri).get_fragments() if f.count_rows() == 8192]
+    assert len(full) == 1
+    for n in range(17):  # a save per batch: one small fragment each
+        records = {**records, f"/corpus/batch{n:02d}.md": _entry(-100 - n)}
+        writer.write(records)
+    before = writer.version
+    assert len(lance.dataset(uri).get_fragments()) == 19
+
+    after = writer.compact()
+    assert after is not None
+    assert before is not None
+    assert after > before
+    fragments = lance.dataset(uri).get_fragments()
+    assert len(fragments) == 2  # the full file, and the 18 small ones merged into one
+    assert full[0] in [f.fragment_id for f in fragments]
+    assert read_entries(lance.dataset(uri, version=after)) == records
+    assert writer.compact() == after  # nothing left to merge: no new version
