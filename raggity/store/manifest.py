@@ -180,7 +180,8 @@ def parse_header(text: str, where: str) -> Header:
             return Header(manifest, None, len(manifest.sources), chunks, inline=True)
         table = _typed(table, dict, "sources_table")
         version = table["version"]
-        if version is not None and _typed(version, int, "sources_table.version") < 1:
+        # Lance numbers versions from 1; its Python binding takes a signed 64-bit integer.
+        if version is not None and not 1 <= _typed(version, int, "sources_table.version") < 2**63:
             raise ValueError("sources_table.version is not a Lance version")
         files = _typed(table["files"], int, "sources_table.files")
         return Header(manifest, version, files, _typed(table["chunks"], int, "sources_table.chunks"), False)

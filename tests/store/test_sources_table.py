@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import lance
+import pytest
 
 from raggity.api.session import Raggity
 from raggity.config.loader import load_config
 from raggity.core.atomic_file import atomic_write_text
+from raggity.core.errors import IndexStateError
 from raggity.store.layout import IndexLayout
 from raggity.store.manifest import SourceEntry, load_header, load_manifest
 from raggity.store.sources_table import SourcesWriter, open_table, read_entries
@@ -254,3 +256,34 @@ def test_compaction_merges_the_small_fragments_of_many_saves_and_leaves_full_fil
     assert full[0] in [f.fragment_id for f in fragments]
     assert read_entries(lance.dataset(uri, version=after)) == records
     assert writer.compact() == after  # nothing left to merge: no new version
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        [],
+        {"version": "3", "files": 1, "chunks": 1},
+        {"version": True, "files": 1, "chunks": 1},
+        {"version": 0, "files": 1, "chunks": 1},
+        {"version": 2**64, "files": 1, "chunks": 1},
+        {"version": 1.5, "files": 1, "chunks": 1},
+        {"version": 3, "files": "1", "chunks": 1},
+        {"version": 3, "chunks": 1},
+    ],
+    ids=repr,
+)
+def test_a_header_naming_no_lance_version_is_the_damaged_manifest_line(tmp_path: Path, table: object) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"fingerprint": None, "sources_table": table}), encoding="utf-8")
+    with pytest.raises(IndexStateError, match="index manifest is damaged"):
+        load_manifest(path)
+
+
+def test_a_header_naming_a_version_the_table_lacks_is_one_line(tmp_path: Path) -> None:
+    session, _ = _ingested(tmp_path, 2)
+    path = session.layout.manifest
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["sources_table"]["version"] = 2**63 - 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(IndexStateError, match="names version 9223372036854775807 of its sources table"):
+        load_manifest(path)
