@@ -244,3 +244,23 @@ Messages = Sequence[dict[str, str]]
 def must_not_generate(_: Messages) -> str:
     """A ScriptedGenerator script for paths that must never reach the model."""
     raise AssertionError("the generator must not be used")
+
+
+# Invented jobs and what each does, one chunk each: a corpus whose questions only its own chunk
+# answers (the corpus-calibration tests write their questions and answers from it).
+JOB_TOOLS = [
+    ("grindle", "rotates the logs of every service once a night"),
+    ("plonker", "copies backups to the tape library on Sundays"),
+    ("wuzzle", "renews the TLS certificates thirty days before they expire"),
+    ("brantle", "restarts a worker that stopped answering its health check"),
+    ("quiffer", "compresses the archive folder with zstd at level 19"),
+    ("snorkel", "mirrors the package cache from the primary site"),
+    ("trundle", "deletes temporary files older than a week"),
+    ("zoober", "checks the disks for errors after every reboot"),
+    ("flimmer", "sends the nightly report to the operators' mailbox"),
+    ("gazump", "rebuilds the search index when the schema changes"),
+    ("hoopla", "pins the kernel version on the database hosts"),
+    ("jiggle", "balances the queue between the two brokers"),
+    ("kerfuffle", "exports the metrics to the dashboard every minute"),
+    ("lollop", "locks an account after five failed logins"),
+]

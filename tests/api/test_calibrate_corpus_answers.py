@@ -18,23 +18,8 @@ from raggity.core.errors import RaggityError
 from raggity.core.protocols import Messages
 from raggity.evaluation.calibration import ANSWERABLE
 from raggity.testing import HashEmbedder, ScriptedGenerator
+from tests.support import JOB_TOOLS as TOOLS
 
-TOOLS = [
-    ("grindle", "rotates the logs of every service once a night"),
-    ("plonker", "copies backups to the tape library on Sundays"),
-    ("wuzzle", "renews the TLS certificates thirty days before they expire"),
-    ("brantle", "restarts a worker that stopped answering its health check"),
-    ("quiffer", "compresses the archive folder with zstd at level 19"),
-    ("snorkel", "mirrors the package cache from the primary site"),
-    ("trundle", "deletes temporary files older than a week"),
-    ("zoober", "checks the disks for errors after every reboot"),
-    ("flimmer", "sends the nightly report to the operators' mailbox"),
-    ("gazump", "rebuilds the search index when the schema changes"),
-    ("hoopla", "pins the kernel version on the database hosts"),
-    ("jiggle", "balances the queue between the two brokers"),
-    ("kerfuffle", "exports the metrics to the dashboard every minute"),
-    ("lollop", "locks an account after five failed logins"),
-]
 # The model answers these with the first words of their sentence only ("The lollop job locks an
 # account."): every word is in the source, so the reply is shown as verified, but it leaves out
 # what the written answer says.
