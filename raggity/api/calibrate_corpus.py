@@ -260,8 +260,7 @@ def _by_answer(
 ) -> tuple[list[Signal], list[Signal]]:
     """The signals of the kept questions whose answer (generated, or read from `log`) says their
     written answer (half its words will do), and of those whose answer is shown as verified but does
-    not. An answer the
-    answer's own checks decline is in neither."""
+    not. An answer the answer's own checks decline is in neither."""
     right: list[Signal] = []
     wrong: list[Signal] = []
     progress(0, len(kept))
