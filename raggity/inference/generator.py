@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import math
 import os
@@ -13,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+from raggity.core.abandoned_thread import leave_at_exit_while_running
 from raggity.core.errors import ContextOverflowError, ModelError
 from raggity.inference import llama_runtime
 from raggity.inference.cpu_budget import threads_to_use
@@ -280,19 +280,6 @@ def _without_extra_buffers() -> Iterator[None]:
         bindings.llama_model_default_params = original
 
 
-def _leave_before_teardown(loader: threading.Thread) -> None:
-    """Run at exit after an interrupted load: while llama.cpp is still loading in `loader`, the
-    process leaves at once with the interrupt's exit code, 130. Tearing down the interpreter and
-    llama.cpp's globals under the running load crashed it now and then (SIGSEGV, exit -11, after
-    the interrupt's message). atexit runs this before the handlers registered earlier, llama's
-    own included."""
-    if loader.is_alive():
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(130)
-
-
 def interruptibly(load: Callable[[], T]) -> T:
     """`load()`, run in a worker thread so that Ctrl-C stops the wait at once.
 
@@ -324,7 +311,7 @@ def interruptibly(load: Callable[[], T]) -> T:
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         sys.stdout, sys.stderr = streams
-        atexit.register(_leave_before_teardown, loader)
+        leave_at_exit_while_running(loader)
         raise
     finally:
         for fd in saved:

@@ -222,8 +222,11 @@ def test_a_killed_embedding_actor_is_one_line_and_leaves_the_index_as_it_was(
 
 
 def test_ctrl_c_on_the_ray_driver_stops_the_ingest_in_one_line(s3: S3Server, tmp_path: Path) -> None:
+    """The driver leaves with the interrupt's code while Ray Data's executor still runs in its thread."""
     config, _, objects, before = _first_ingest(s3, tmp_path)
     proc, _ = _run_until(config, tmp_path, lambda: bool(_actors("EmbedChunks")))
+    folder = _ray_folder(tmp_path).name
+    assert _actors(folder)  # Ray's processes name the ingest's Ray folder
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
@@ -233,3 +236,11 @@ def test_ctrl_c_on_the_ray_driver_stops_the_ingest_in_one_line(s3: S3Server, tmp
     assert "Traceback" not in stdout
     assert objects.get(LEASE) is None  # released: the next writer need not wait
     assert current_commit(objects) == before
+    # Before: Ray's exit handler shut Ray down under the running executor, whose next call started a
+    # second Ray with default settings (in TMPDIR/ray), and the driver exited 1 now and then.
+    assert not (tmp_path / "tmp" / "ray").exists()
+    # Ray's processes (started by the driver) die with it: none of this ingest's is left.
+    deadline = time.monotonic() + 60
+    while _actors(folder) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _actors(folder) == []

@@ -46,6 +46,9 @@ def connect(address: str | None, *, cpus: int | None = None) -> Any:
     target = address or os.environ.get("RAY_ADDRESS") or None
     local = target is None and not _connected()
     folder = _ray_folder() if local else None
+    # Read when Ray is imported: a Ray call made after Ray shut down fails instead of starting a new
+    # Ray with default settings (Ray Data's executor did, on a driver Ctrl-C had stopped).
+    os.environ["RAY_ENABLE_AUTO_CONNECT"] = "0"
     if folder is not None:
         # Read when Ray is imported and by every process it starts: set before the first import.
         os.environ.update(OFFLINE_ENV)

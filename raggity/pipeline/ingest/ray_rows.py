@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from raggity.config.schema import Config
+from raggity.core.abandoned_thread import leave_at_exit_while_running
 from raggity.core.errors import RaggityError
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
@@ -116,12 +117,18 @@ class RayRows:
         worker.start()
         polled = _Polled()
         renewed = time.monotonic()
-        while worker.is_alive():
-            worker.join(POLL_SECONDS)
-            polled.update(tally, by_source, run)
-            if time.monotonic() - renewed > RENEW_SECONDS:
-                writer.save(run.manifest)  # on object storage: renews the lease
-                renewed = time.monotonic()
+        try:
+            while worker.is_alive():
+                worker.join(POLL_SECONDS)
+                polled.update(tally, by_source, run)
+                if time.monotonic() - renewed > RENEW_SECONDS:
+                    writer.save(run.manifest)  # on object storage: renews the lease
+                    renewed = time.monotonic()
+        except KeyboardInterrupt:
+            # The executor cannot be stopped from here: the process leaves before Ray's exit handler
+            # shuts Ray down under it (Ray's processes die with the driver that started them).
+            leave_at_exit_while_running(worker)
+            raise
         if failure:
             if isinstance(failure[0], KeyboardInterrupt | RaggityError):
                 raise failure[0]
