@@ -26,7 +26,14 @@ from raggity.store.compact import CompactReport, compact_local, remove_replaced
 from raggity.store.index_seam import IndexWriter, Snapshot, StoredIds
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import Manifest, load_header, load_manifest, local_records, save_header
+from raggity.store.manifest import (
+    CommittedRecords,
+    Manifest,
+    load_header,
+    load_manifest,
+    local_records,
+    save_header,
+)
 from raggity.store.ownership import claim_index_folder
 from raggity.store.sources_table import SourcesWriter
 from raggity.store.vector_index import DEFAULT_MIN_ROWS
@@ -53,6 +60,7 @@ class LocalIndex:
         self._layout = layout
         self._version_grace = version_grace
         self._index_min_rows = vector_index_min_rows
+        self._records = CommittedRecords()
 
     @property
     def uri(self) -> str:
@@ -69,12 +77,18 @@ class LocalIndex:
     def writer(self, dim: int, bm25_tokenizer: str) -> Iterator[IndexWriter]:
         claim_index_folder(self._layout)
         writer = LocalIndexWriter(
-            self._layout, dim, bm25_tokenizer, self._version_grace, vector_index_min_rows=self._index_min_rows
+            self._layout,
+            dim,
+            bm25_tokenizer,
+            self._version_grace,
+            vector_index_min_rows=self._index_min_rows,
+            records=self._records,
         )
         yield writer
 
     def committed(self) -> Manifest:
-        return load_manifest(self._layout.manifest)
+        path = self._layout.manifest
+        return self._records.read(load_header(path), lambda header: local_records(header, path))
 
     def compact(self, keep: timedelta, *, wait_seconds: float) -> CompactReport:
         return compact_local(self._layout, keep, wait_seconds=wait_seconds)
@@ -104,8 +118,10 @@ class LocalIndexWriter:
         version_grace: timedelta | None,
         *,
         vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+        records: CommittedRecords | None = None,
     ) -> None:
         self._layout = layout
+        self._records = records or CommittedRecords()
         self._dim = dim
         self._tokenizer = bm25_tokenizer
         self._version_grace = version_grace
@@ -131,9 +147,10 @@ class LocalIndexWriter:
         if rebuild:
             self._sources.forget()
             return Manifest()
-        header = load_header(self._layout.manifest)
+        path = self._layout.manifest
+        header = load_header(path)
         try:
-            manifest = local_records(header, self._layout.manifest)
+            manifest = self._records.read(header, lambda h: local_records(h, path), keep=False)
         except IndexStateError:
             # The sources table is gone (lancedb/ deleted) or unreadable: with no records, every file
             # is read again and the rows nothing lists go, which ends where a clean ingest does.

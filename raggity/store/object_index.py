@@ -28,12 +28,11 @@ from raggity.store.chunk_table import chunk_rows, chunk_schema
 from raggity.store.compact import CompactReport, compact_remote
 from raggity.store.index_seam import IndexWriter, LanceTarget, Snapshot, StoredIds
 from raggity.store.lance_fts import LanceFtsReader, create_fts_index
-from raggity.store.manifest import Manifest, SourceEntry, parse_header, with_records
+from raggity.store.manifest import CommittedRecords, Manifest, SourceEntry, parse_header, with_records
 from raggity.store.object_commit import (
     LEASE_SECONDS,
     Commit,
     WriterLease,
-    committed_manifest,
     current_commit,
     open_committed,
     open_version,
@@ -73,6 +72,7 @@ class ObjectStoreIndex:
         self._lease: WriterLease | None = None
         self._index_min_rows = vector_index_min_rows
         self._cleanup = cleanup
+        self._records = CommittedRecords()
 
     @property
     def uri(self) -> str:
@@ -115,25 +115,18 @@ class ObjectStoreIndex:
                 f"{self._location.uri}: keyword search on object storage supports bm25_tokenizer = en_stem only",
                 'set [retrieval] bm25_tokenizer = "en_stem" for an index at a URI',
             )
-        if self._lease is None:  # a caller that did not take the lock: the writer takes it
-            with self.lock(0.0) as lease:
-                yield ObjectStoreIndexWriter(
-                    self._location,
-                    S3Objects(self._location),
-                    lease,
-                    dim,
-                    self._cleanup,
-                    vector_index_min_rows=self._index_min_rows,
-                )
-            return
-        yield ObjectStoreIndexWriter(
-            self._location,
-            S3Objects(self._location),
-            self._lease,
-            dim,
-            self._cleanup,
-            vector_index_min_rows=self._index_min_rows,
-        )
+        with contextlib.ExitStack() as held:
+            # A caller that did not take the lock: the writer takes it.
+            lease = self._lease if self._lease is not None else held.enter_context(self.lock(0.0))
+            yield ObjectStoreIndexWriter(
+                self._location,
+                S3Objects(self._location),
+                lease,
+                dim,
+                self._cleanup,
+                vector_index_min_rows=self._index_min_rows,
+                records=self._records,
+            )
 
     def compact(self, keep: timedelta, *, wait_seconds: float) -> CompactReport:
         if current_commit(S3Objects(self._location)) is None:  # no lease object in an empty prefix
@@ -146,11 +139,12 @@ class ObjectStoreIndex:
         commit = current_commit(objects)
         if commit is None:
             return Manifest()
-        return committed_manifest(
-            read_manifest_text(objects, commit),
-            self._location.child(*TABLE_PATH),
-            dict(self._location.storage_options),
-            f"{self._location.uri} manifest",
+        where = f"{self._location.uri} manifest"
+        sources = beside(self._location.child(*TABLE_PATH))
+        options = dict(self._location.storage_options)
+        return self._records.read(
+            parse_header(read_manifest_text(objects, commit), where),
+            lambda header: with_records(header, sources, options, where),
         )
 
     def failure(self, exc: BaseException) -> RaggityError | None:
@@ -179,8 +173,10 @@ class ObjectStoreIndexWriter:
         cleanup: timedelta | None = None,
         *,
         vector_index_min_rows: int = DEFAULT_MIN_ROWS,
+        records: CommittedRecords | None = None,
     ) -> None:
         self._location = location
+        self._records = records or CommittedRecords()
         self._cleanup = cleanup
         self._objects = objects
         self._lease = lease
@@ -227,7 +223,9 @@ class ObjectStoreIndexWriter:
         where = f"{self._location.uri} manifest"
         header = parse_header(read_manifest_text(self._objects, self._previous), where)
         try:
-            manifest = with_records(header, self._sources.uri, self._options, where)
+            manifest = self._records.read(
+                header, lambda h: with_records(h, self._sources.uri, self._options, where), keep=False
+            )
         except IndexStateError:
             # Its sources table version is gone: with no records, every file is read again and
             # the rows nothing lists go, as locally (store/local_index.py).
