@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from raggity.core.types import Candidate, Query
-from raggity.retrieval.ranked import ranked_candidates
+from raggity.retrieval.ranked import committed_pairs, ranked_candidates
 from raggity.store.vector_table import VectorTableReader
 
 
@@ -19,11 +19,19 @@ class KeywordIndex(Protocol):
 class Bm25Retriever:
     """Scores are BM25 scores (unbounded, >= 0); a non-lexical query (HyDE) finds nothing.
 
-    Documents the manifest does not list are skipped, over-fetching by their count (`slack`).
+    Documents the manifest does not list are skipped, over-fetching by their count (`slack`); with
+    `live` None, those without a row in the table (open at a version holding exactly the listed
+    chunks): a lookup of the hits' ids, not a list of every id.
     """
 
     def __init__(
-        self, index: KeywordIndex, table: VectorTableReader, live: frozenset[str], *, slack: int, limit: int
+        self,
+        index: KeywordIndex,
+        table: VectorTableReader,
+        live: frozenset[str] | None,
+        *,
+        slack: int,
+        limit: int,
     ) -> None:
         self._index = index
         self._table = table
@@ -35,5 +43,5 @@ class Bm25Retriever:
         if not query.lexical:
             return []
         pairs = self._index.search(query.text, self._limit + self._slack)
-        live = [(cid, score) for cid, score in pairs if cid in self._live][: self._limit]
+        live = committed_pairs(pairs, self._table, self._live, self._limit)
         return ranked_candidates(live, self._table, origin=f"bm25:{query.label}", ranked_by="bm25")

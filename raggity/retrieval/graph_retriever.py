@@ -18,7 +18,7 @@ from raggity.core.protocols import EmbedTexts, Vectors
 from raggity.core.stopwords import ENGLISH_STOPWORDS
 from raggity.core.types import Candidate, Query
 from raggity.retrieval.graph_model import Graph, name_tokens, normalise_entity_name
-from raggity.retrieval.ranked import ranked_candidates
+from raggity.retrieval.ranked import committed_pairs, ranked_candidates
 from raggity.store.vector_table import VectorTableReader
 
 # Cosine with the question of each chunk id given (ids without a stored vector are left out).
@@ -128,8 +128,10 @@ class GraphRetriever:
     query has none): graph evidence picks the pool, closeness to the question orders it."""
 
     def __init__(
-        self, ranker: GraphRanker, table: VectorTableReader, live: frozenset[str], *, limit: int
+        self, ranker: GraphRanker, table: VectorTableReader, live: frozenset[str] | None, *, limit: int
     ) -> None:
+        """`live`: the listed chunk ids, or None when every row of `table` is listed (see
+        raggity.retrieval.ranked.committed_pairs)."""
         self._ranker = ranker
         self._table = table
         self._live = live
@@ -139,5 +141,5 @@ class GraphRetriever:
         vector = query.vector
         closeness = None if vector is None else (lambda ids: self._table.cosines(vector, ids))
         pairs = self._ranker.rank(query.text, self._limit, closeness)
-        live = [(cid, score) for cid, score in pairs if cid in self._live]
+        live = committed_pairs(pairs, self._table, self._live, len(pairs))
         return ranked_candidates(live, self._table, origin="graph", ranked_by="graph")

@@ -31,3 +31,15 @@ def ranked_candidates(
         for rank, (cid, score) in enumerate(pairs, start=1)
         if cid in stored
     ]
+
+
+def committed_pairs(
+    pairs: Sequence[tuple[str, float]], table: VectorTableReader, live: frozenset[str] | None, limit: int
+) -> list[tuple[str, float]]:
+    """The first `limit` pairs whose chunk a committed manifest lists: those in `live`, or, when
+    `live` is None (the table is open at a version that holds exactly the listed chunks), those
+    with a row in it; rows read here are remembered by the reader for ranked_candidates."""
+    if live is None:
+        stored = table.fetch([cid for cid, _ in pairs])
+        return [(cid, score) for cid, score in pairs if cid in stored][:limit]
+    return [(cid, score) for cid, score in pairs if cid in live][:limit]

@@ -172,6 +172,11 @@ class Bm25Reader:
         self._searcher: Any = self._index.searcher() if self._index is not None else None
         self.tokenizer = built_with(folder)
 
+    @property
+    def documents(self) -> int:
+        """How many documents the index holds (listed or not: Tantivy has no versions)."""
+        return 0 if self._searcher is None else int(self._searcher.num_docs)
+
     def all_ids(self) -> set[str]:
         return set() if self._searcher is None else _all_ids(self._searcher)
 

@@ -1,10 +1,11 @@
 """Cleanup: deletes the versions of an index that no reader can still be reading (`rag compact`, and
 the automatic cleanup after an ingest, raggity.api.compact).
 
-A reader opens one version and reads it for as long as it works: a local reader the table's latest
-version at its query, a reader of an object store the version CURRENT named when it read CURRENT (a
-long `rag ask`, an `rag mcp` server between refreshes, a teammate's search on another machine). So a
-version may go once it was replaced more than `keep` ago; the one a reader would open now never goes.
+A reader opens one version and reads it for as long as it works: a local reader the version the
+manifest names (or, in the middle of an ingest, the table's latest) at its query, a reader of an
+object store the version CURRENT named when it read CURRENT (a long `rag ask`, an `rag mcp` server
+between refreshes, a teammate's search on another machine). So a version may go once it was
+replaced more than `keep` ago; the one a reader would open now never goes.
 
 - Local folder: the LanceDB table's small fragments are merged, then every version replaced (by the
   next one) more than `keep` ago is deleted, with the files only they used; so are the sources
@@ -71,22 +72,24 @@ def compact_local(layout: IndexLayout, keep: timedelta, *, wait_seconds: float =
     layout.require()
     with IngestLock(layout.lock, wait_seconds=wait_seconds):
         layout.check_entries(deep=True)  # nothing is deleted through a link
-        removed, kept, freed = _local_table(layout.table, keep)
-        named = load_header(layout.manifest).sources_version
-        freed += remove_replaced(layout.sources, keep, named=named)[2]
+        header = load_header(layout.manifest)
+        # The chunk table's version the manifest names stays, as the sources table's does: readers
+        # open it (a dead writer's versions may follow it).
+        removed, kept, freed = _local_table(layout.table, keep, named=header.chunk_version)
+        freed += remove_replaced(layout.sources, keep, named=header.sources_version)[2]
         if (layout.tantivy / "meta.json").is_file():
             writer = Bm25Writer(layout.tantivy, built_with(layout.tantivy))
             writer.close()  # garbage-collects the files no committed segment lists
     return CompactReport(removed, kept, freed, 0)
 
 
-def _local_table(table: Path, keep: timedelta) -> tuple[int, int, int]:
+def _local_table(table: Path, keep: timedelta, *, named: int | None) -> tuple[int, int, int]:
     if not committed(table):
         return 0, 0, 0
     import lance  # noqa: PLC0415 - lance loads on first use
 
     lance.dataset(str(table)).optimize.compact_files()
-    return remove_replaced(table, keep)
+    return remove_replaced(table, keep, named=named)
 
 
 def remove_replaced(table: Path, keep: timedelta, *, named: int | None = None) -> tuple[int, int, int]:

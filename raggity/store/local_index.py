@@ -198,7 +198,13 @@ class LocalIndexWriter:
     def save(self, manifest: Manifest) -> None:
         version = self._sources.write(manifest.sources)
         checkpoint("sources:written")
-        save_header(self._layout.manifest, manifest, version)
+        save_header(self._layout.manifest, manifest, version, self._exact_version(manifest))
+
+    def _exact_version(self, manifest: Manifest) -> int | None:
+        """The chunk table's version if it holds exactly the listed chunks (readers then open it
+        and read no chunk ids: raggity.pipeline.search.hybrid.IndexSnapshot). Every listed chunk
+        is in the table by the write order above, so the count decides."""
+        return self._stores()[0].exact_version(manifest.chunk_count())
 
     def commit(self, manifest: Manifest, *, changed: bool) -> None:
         """LanceDB fragments merged and deleted rows dropped; Tantivy written afresh when documents
@@ -214,7 +220,7 @@ class LocalIndexWriter:
         self._sources.write(manifest.sources)
         version = self._sources.compact()
         checkpoint("sources:written")
-        save_header(self._layout.manifest, manifest, version)
+        save_header(self._layout.manifest, manifest, version, self._exact_version(manifest))
         if self._version_grace is not None:
             table.cleanup(self._version_grace)
             remove_replaced(self._layout.sources, self._version_grace, named=version)

@@ -60,23 +60,28 @@ class Manifest:
     def live_ids(self) -> set[str]:
         return {cid for entry in self.sources.values() for cid in entry.chunk_ids}
 
-    def header_json(self, sources_version: int | None) -> str:
+    def chunk_count(self) -> int:
+        """How many chunk ids the records list (ids are unique: each derives from its file's name)."""
+        return sum(len(e.chunk_ids) for e in self.sources.values())
+
+    def header_json(self, sources_version: int | None, chunk_version: int | None = None) -> str:
         """The document naming version `sources_version` of the sources table, which holds exactly
-        this manifest's records (None: it has none)."""
-        return json.dumps(
-            {
-                "format_version": FORMAT_VERSION,
-                "fingerprint": None if self.fingerprint is None else vars(self.fingerprint),
-                "last_ingest": self.last_ingest,
-                "rebuilding": self.rebuilding,
-                "sources_table": {
-                    "version": sources_version,
-                    "files": len(self.sources),
-                    "chunks": sum(len(e.chunk_ids) for e in self.sources.values()),
-                },
+        this manifest's records (None: it has none), and `chunk_version`, a version of the chunk
+        table whose rows are exactly the chunks listed (None: not known to be, readers filter)."""
+        document = {
+            "format_version": FORMAT_VERSION,
+            "fingerprint": None if self.fingerprint is None else vars(self.fingerprint),
+            "last_ingest": self.last_ingest,
+            "rebuilding": self.rebuilding,
+            "sources_table": {
+                "version": sources_version,
+                "files": len(self.sources),
+                "chunks": self.chunk_count(),
             },
-            indent=0,
-        )
+        }
+        if chunk_version is not None:
+            document["chunk_table"] = {"version": chunk_version}
+        return json.dumps(document, indent=0)
 
     def to_json(self) -> str:
         """The document of format 2, records inline: what an index written before the sources table
@@ -112,12 +117,17 @@ class Header:
     files: int
     chunks: int
     inline: bool
+    # A version of the chunk table holding exactly the listed chunks: a reader that opens it needs
+    # no list of chunk ids to hide rows an interrupted ingest left (None: it filters by the records).
+    chunk_version: int | None = None
 
 
-def save_header(path: Path, manifest: Manifest, sources_version: int | None) -> None:
+def save_header(
+    path: Path, manifest: Manifest, sources_version: int | None, chunk_version: int | None = None
+) -> None:
     """Replaces the local manifest atomically: the commit point of a local index."""
     manifest.last_ingest = time.time()
-    atomic_write_text(path, manifest.header_json(sources_version))
+    atomic_write_text(path, manifest.header_json(sources_version, chunk_version))
 
 
 def load_header(path: Path) -> Header:
@@ -145,13 +155,37 @@ def local_records(header: Header, path: Path) -> Manifest:
         raise _damaged(str(path), exc) from exc
 
 
+def check_local_records(header: Header, path: Path) -> None:
+    """The damaged-manifest error when the sources table beside the manifest file `path` lacks the
+    version `header` names; the table is opened, not read (for a reader that needs no records)."""
+    if header.inline or header.sources_version is None:
+        return
+    try:
+        records_table(header, str(path.parent / "lancedb" / "sources.lance"), {}, str(path))
+    except (OSError, RuntimeError, ValueError) as exc:  # Lance's words for unreadable local files
+        raise _damaged(str(path), exc) from exc
+
+
 def with_records(header: Header, sources_uri: str, options: dict[str, str], where: str) -> Manifest:
     """The manifest of `header` with its records, read from the sources table at `sources_uri` when the
     document names a version of it. A missing table or version is the damaged-manifest error; a store's
     failures pass through to the caller's mapping."""
     if header.inline or header.sources_version is None:
         return header.manifest
-    from raggity.store.sources_table import open_table, read_entries  # noqa: PLC0415 - imports this module
+    from raggity.store.sources_table import read_entries  # noqa: PLC0415 - imports this module
+
+    dataset = records_table(header, sources_uri, options, where)
+    try:
+        return replace(header.manifest, sources=read_entries(dataset))
+    except (KeyError, TypeError, AttributeError) as exc:  # a table of another shape
+        raise _damaged(where, exc) from exc
+
+
+def records_table(header: Header, sources_uri: str, options: dict[str, str], where: str) -> object:
+    """The sources table at the version `header` names, opened, not read (a reader that needs no
+    records still refuses an index whose records are lost); the damaged-manifest error when the
+    table or the version is missing. `header` names a version (not inline)."""
+    from raggity.store.sources_table import open_table  # noqa: PLC0415 - imports this module
 
     try:
         dataset = open_table(sources_uri, options, header.sources_version)
@@ -163,10 +197,7 @@ def with_records(header: Header, sources_uri: str, options: dict[str, str], wher
             f"which {sources_uri} does not have",
             "run `rag ingest --rebuild` to rebuild the index",
         )
-    try:
-        return replace(header.manifest, sources=read_entries(dataset))
-    except (KeyError, TypeError, AttributeError) as exc:  # a table of another shape
-        raise _damaged(where, exc) from exc
+    return dataset
 
 
 class CommittedRecords:
@@ -202,14 +233,27 @@ def parse_header(text: str, where: str) -> Header:
             chunks = sum(len(e.chunk_ids) for e in manifest.sources.values())
             return Header(manifest, None, len(manifest.sources), chunks, inline=True)
         table = _typed(table, dict, "sources_table")
-        version = table["version"]
-        # Lance numbers versions from 1; its Python binding takes a signed 64-bit integer.
-        if version is not None and not 1 <= _typed(version, int, "sources_table.version") < 2**63:
-            raise ValueError("sources_table.version is not a Lance version")
+        version = _lance_version(table["version"], "sources_table.version")
         files = _typed(table["files"], int, "sources_table.files")
-        return Header(manifest, version, files, _typed(table["chunks"], int, "sources_table.chunks"), False)
+        chunks = _typed(table["chunks"], int, "sources_table.chunks")
+        rows = data.get("chunk_table")
+        rows_version = None if rows is None else _typed(rows, dict, "chunk_table")["version"]
+        return Header(
+            manifest, version, files, chunks, False, _lance_version(rows_version, "chunk_table.version")
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _damaged(where, exc) from exc
+
+
+def _lance_version(version: object, what: str) -> int | None:
+    """`version` as a Lance version, or None. Lance numbers versions from 1; its Python binding takes
+    a signed 64-bit integer (2**64 raised OverflowError from Lance)."""
+    if version is None:
+        return None
+    number = _typed(version, int, what)
+    if not 1 <= number < 2**63:
+        raise ValueError(f"{what} is not a Lance version")
+    return number
 
 
 def parse_manifest(text: str, where: str) -> Manifest:
@@ -270,23 +314,23 @@ def _typed(value: object, kind: type[_T], what: str) -> _T:
     return value
 
 
-class ManifestCache:
-    """Reloads the manifest only when the file changed, for long-lived query processes."""
+class HeaderCache:
+    """Re-reads the manifest document only when the file changed, for long-lived query processes
+    (its records are the caller's to read, when it needs them: raggity.pipeline.search.hybrid)."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._stamp: tuple[int, int] | None = None
-        self._manifest = Manifest()
-        self._live: frozenset[str] = frozenset()
+        self._header = Header(Manifest(), None, 0, 0, inline=True)
 
-    def current(self) -> tuple[Manifest, frozenset[str]]:
+    def current(self) -> Header:
+        """The document as the file holds it now: the same object while the file is unchanged."""
         try:
             stat = self._path.stat()
             stamp = (stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:
-            self._manifest = load_manifest(self._path)
-            self._live = frozenset(self._manifest.live_ids())
+            self._header = load_header(self._path)
             self._stamp = stamp
-        return self._manifest, self._live
+        return self._header

@@ -303,11 +303,18 @@ class ObjectStoreIndexWriter:
         sources_version = self._sources.compact()
         manifest.last_ingest = time.time()
         checkpoint("remote:publish")
-        document = manifest.header_json(sources_version)
+        document = manifest.header_json(sources_version, self._exact_version(version, manifest))
         publish(self._objects, self._lease, version=version, manifest=document, previous=self._previous)
         if self._cleanup is not None:  # still under the lease: no other writer meanwhile
             checkpoint("remote:published")
             compact_remote(self._location, self._uri, self._lease, self._cleanup)
+
+    def _exact_version(self, version: int, manifest: Manifest) -> int | None:
+        """`version` if the table holds exactly the listed chunks there: readers then need no chunk
+        ids (raggity.pipeline.search.object_snapshot); see LocalIndexWriter._exact_version."""
+        listed = manifest.chunk_count()
+        dataset = self._dataset(version) if listed else None
+        return version if dataset is not None and dataset.count_rows() == listed else None
 
     def _finish(self) -> int:
         """Compacts, rebuilds the full-text index so its statistics cover exactly the live rows, and

@@ -54,6 +54,16 @@ class VectorTableWriter:
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         return fetch_rows(None if self._table is None else self._table.to_lance(), ids)
 
+    def exact_version(self, listed: int) -> int | None:
+        """The table's version when it holds exactly `listed` rows, else None; for the manifest to
+        name (store/manifest.py, `chunk_version`). The caller writes in the order that keeps every
+        listed chunk in the table (store/local_index.py), so a count of exactly the listed ones
+        means no other row, and a reader of that version needs no list of ids to hide others."""
+        if self._table is None or listed <= 0:
+            return None
+        dataset = self._table.to_lance()
+        return int(dataset.version) if dataset.count_rows() == listed else None
+
     def ids(self) -> set[str]:
         if self._table is None:
             return set()
@@ -135,14 +145,20 @@ class VectorTableReader:
 
     IN_MEMORY_ROWS = 200_000
 
-    def __init__(self, table: Path | None, *, dataset: Any = None, ann: AnnSearch | None = None) -> None:
-        """The table in the folder `table`, or (table None) `dataset`: a lance.LanceDataset already
-        open at one version, as an index on object storage opens it, or None for no table. `ann`: how
-        queries search the vector index, when the table has one."""
+    def __init__(
+        self,
+        table: Path | None,
+        *,
+        dataset: Any = None,
+        ann: AnnSearch | None = None,
+        version: int | None = None,
+    ) -> None:
+        """The table in the folder `table` at `version` (None: the latest), or (table None)
+        `dataset`: a lance.LanceDataset already open at one version, as an index on object storage
+        opens it, or None for no table. `ann`: how queries search the vector index, when the table
+        has one. A `version` the table no longer has raises LookupError."""
         if table is not None:
-            import lance  # noqa: PLC0415 - lance loads on first use
-
-            dataset = lance.dataset(str(table)) if committed(table) else None
+            dataset = open_version(table, version) if committed(table) else None
         self._dataset: Any = dataset
         self._ann = ann or AnnSearch()
         self._indexed: bool | None = None  # whether the table has a vector index; asked on first use
@@ -283,6 +299,19 @@ class VectorTableReader:
         if self._dataset is None:
             return []
         return list(self._dataset.to_table(columns=["id"])["id"].to_pylist())
+
+
+def open_version(table: Path, version: int | None) -> Any:
+    """The local table at `version` (None: the latest) as a lance.LanceDataset; LookupError for a
+    version it does not have (removed by a cleanup that did not know it was named)."""
+    import lance  # noqa: PLC0415 - lance loads on first use
+
+    try:
+        return lance.dataset(str(table), version=version)
+    except ValueError as exc:
+        if version is None or "not found" not in str(exc).lower():
+            raise
+        raise LookupError(f"{table}: no version {version}") from None
 
 
 def fetch_rows(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:

@@ -53,4 +53,6 @@ class GraphSource:
         from raggity.retrieval.graph_retriever import GraphRetriever  # noqa: PLC0415 - see TYPE_CHECKING above
 
         ranker = self.current()
-        return None if ranker is None else GraphRetriever(ranker, snapshot.table, snapshot.live, limit=limit)
+        return (
+            None if ranker is None else GraphRetriever(ranker, snapshot.table, snapshot.filter, limit=limit)
+        )

@@ -65,7 +65,7 @@ class Searcher:
 
                 remote = ObjectIndexSnapshot(location)
                 remote.refresh()  # "no index yet" and store errors surface here, before any query
-                self._check_fingerprint(remote.manifest.fingerprint, location.uri)
+                self._check_fingerprint(remote.fingerprint, location.uri)
                 self._snapshot = remote
                 return remote
             # The one health check every command and `rag doctor` make (raggity.store.health); the
