@@ -140,17 +140,17 @@ def main() -> None:
     if not (work / "index").exists():
         work.mkdir(parents=True, exist_ok=True)
         built = build(work, args.chunks)
-    load = os.getloadavg()
+    began = os.getloadavg()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], check=False, cwd=ROOT, capture_output=True, text=True
     )
-    results = {
-        "commit": commit.stdout.strip(),
-        "machine": {"cores": os.cpu_count(), "load_average_at_start": load},
-        "built": built,
-        "noop_ingest": measure(work, [tree.resolve() for tree in args.code] or [None], args.runs),
+    measured = measure(work, [tree.resolve() for tree in args.code] or [None], args.runs)
+    machine = {
+        "cores": os.cpu_count(),
+        "load_average_at_start": began,
+        "load_average_at_end": os.getloadavg(),
     }
-    results["machine"]["load_average_at_end"] = os.getloadavg()
+    results = {"commit": commit.stdout.strip(), "machine": machine, "built": built, "noop_ingest": measured}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=1))
