@@ -90,9 +90,13 @@ class VectorTableWriter:
         then builds, updates or drops the vector index by the table's size (store/vector_index.py).
         Old versions stay until cleanup(): they are what concurrent readers may still be reading."""
         if self._table is not None:
-            self._table.optimize(cleanup_older_than=timedelta(days=7))
-            keep_vector_index(self._table.to_lance(), self._index_min_rows)
-            # The index was committed through Lance: this handle must see that version.
+            # Lance's compaction, not LanceDB's optimize(): that one also merges new rows into the
+            # vector index's segment, which cost recall (store/vector_index.py, keep_vector_index).
+            dataset = self._table.to_lance()
+            dataset.optimize.compact_files()  # moves `dataset` to the compacted version
+            dataset.cleanup_old_versions(older_than=timedelta(days=7))  # as optimize() pruned
+            keep_vector_index(dataset, self._index_min_rows)
+            # Compacted and indexed through Lance: this handle must see that version.
             self._table = self._db.open_table(TABLE)
 
     def cleanup(self, grace: timedelta) -> None:

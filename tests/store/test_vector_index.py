@@ -17,6 +17,7 @@ from raggity.store.local_index import LocalIndex
 from raggity.store.vector_index import (
     DEFAULT_MIN_ROWS,
     ID_INDEX,
+    MAX_SEGMENTS,
     VECTOR_INDEX,
     build_vector_index,
     index_names,
@@ -125,6 +126,45 @@ def test_incremental_ingest_adds_new_rows_to_the_index(folder: Path) -> None:
     assert reader.fetch([more[5].id])[more[5].id].chunk == more[5]
     for i in (0, 1999):  # and the rows of the first ingest are still found
         assert reader.nearest(vectors[i], 10)[0][0] == chunks[i].id
+
+
+def _segments(folder: Path) -> list[tuple[str, int]]:
+    """(uuid, partitions) of each segment of the vector index."""
+    stats = _dataset(folder).stats.index_stats(VECTOR_INDEX)
+    return [(index["uuid"], int(index["num_partitions"])) for index in stats["indices"]]
+
+
+def test_an_ingest_that_adds_rows_adds_a_segment_and_leaves_the_trained_one(folder: Path) -> None:
+    """Merged into the trained segment (Lance's default, and LanceDB's optimize()), new rows
+    re-partitioned it and cost recall at a million rows; a segment of their own keeps it."""
+    rng = np.random.default_rng(8)
+    vectors, chunks = _vectors(rng, 2000), _chunks(0, 2000)
+    writer = _written(folder, chunks, vectors)
+    [trained] = _segments(folder)
+    more_vectors, more = _vectors(rng, 300), _chunks(2000, 300)
+    writer.add(more, more_vectors)
+    writer.compact()  # what an ingest's commit runs
+    segments = _segments(folder)
+    assert segments[0] == trained  # the trained segment itself, not rewritten
+    assert len(segments) == 2
+    assert _dataset(folder).stats.index_stats(VECTOR_INDEX)["num_unindexed_rows"] == 0
+    reader = _reader(folder)
+    for i in (0, 299):
+        assert reader.nearest(more_vectors[i], 10)[0][0] == more[i].id
+    for i in (0, 1999):
+        assert reader.nearest(vectors[i], 10)[0][0] == chunks[i].id
+
+
+def test_past_max_segments_the_index_is_trained_again(folder: Path) -> None:
+    rng = np.random.default_rng(9)
+    writer = _written(folder, _chunks(0, 2000), _vectors(rng, 2000))
+    counts = []
+    for n in range(MAX_SEGMENTS):
+        writer.add(_chunks(2000 + 50 * n, 50), _vectors(rng, 50))
+        writer.compact()
+        counts.append(len(_segments(folder)))
+    assert counts == [*range(2, MAX_SEGMENTS + 1), 1]
+    assert _dataset(folder).stats.index_stats(VECTOR_INDEX)["num_unindexed_rows"] == 0
 
 
 def test_deleted_rows_leave_the_results(folder: Path) -> None:
