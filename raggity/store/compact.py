@@ -36,7 +36,7 @@ from raggity.core.faults import checkpoint
 from raggity.store.bm25_index import Bm25Writer, built_with
 from raggity.store.ingest_lock import IngestLock
 from raggity.store.layout import IndexLayout
-from raggity.store.manifest import load_header, parse_header
+from raggity.store.manifest import Header, load_header, name_chunk_version, parse_header
 from raggity.store.object_commit import MANIFESTS, Commit, WriterLease, current_commit
 from raggity.store.object_store import S3Objects
 from raggity.store.sources_table import beside, open_table
@@ -73,9 +73,7 @@ def compact_local(layout: IndexLayout, keep: timedelta, *, wait_seconds: float =
     with IngestLock(layout.lock, wait_seconds=wait_seconds):
         layout.check_entries(deep=True)  # nothing is deleted through a link
         header = load_header(layout.manifest)
-        # The chunk table's version the manifest names stays, as the sources table's does: readers
-        # open it (a dead writer's versions may follow it).
-        removed, kept, freed = _local_table(layout.table, keep, named=header.chunk_version)
+        removed, kept, freed = _local_table(layout, keep, header)
         freed += remove_replaced(layout.sources, keep, named=header.sources_version)[2]
         if (layout.tantivy / "meta.json").is_file():
             writer = Bm25Writer(layout.tantivy, built_with(layout.tantivy))
@@ -83,12 +81,22 @@ def compact_local(layout: IndexLayout, keep: timedelta, *, wait_seconds: float =
     return CompactReport(removed, kept, freed, 0)
 
 
-def _local_table(table: Path, keep: timedelta, *, named: int | None) -> tuple[int, int, int]:
+def _local_table(layout: IndexLayout, keep: timedelta, header: Header) -> tuple[int, int, int]:
+    """Merges the chunk table's fragments, then removes replaced versions. The version the manifest
+    names stays, as the sources table's does: readers open it (a dead writer's versions may follow
+    it). When it was the latest, the merged version holds the same rows, and the manifest names that
+    one instead, so that readers get the merged files."""
+    table = layout.table
     if not committed(table):
         return 0, 0, 0
     import lance  # noqa: PLC0415 - lance loads on first use
 
-    lance.dataset(str(table)).optimize.compact_files()
+    dataset = lance.dataset(str(table))
+    named, latest = header.chunk_version, dataset.version
+    dataset.optimize.compact_files()  # moves `dataset` to the merged version, if it made one
+    if named == latest and dataset.version != latest and dataset.count_rows() == header.chunks:
+        name_chunk_version(layout.manifest, int(dataset.version))
+        named = int(dataset.version)
     return remove_replaced(table, keep, named=named)
 
 

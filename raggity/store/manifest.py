@@ -130,6 +130,15 @@ def save_header(
     atomic_write_text(path, manifest.header_json(sources_version, chunk_version))
 
 
+def name_chunk_version(path: Path, version: int) -> None:
+    """Names `version` of the chunk table in the local manifest document, left otherwise as it is:
+    for a compaction that wrote the named version's rows, the same rows, into a new one. The caller
+    holds the index's lock."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["chunk_table"] = {"version": version}
+    atomic_write_text(path, json.dumps(document, indent=0))
+
+
 def load_header(path: Path) -> Header:
     """The local manifest document (no index yet: an empty one)."""
     if not path.exists():

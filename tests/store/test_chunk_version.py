@@ -182,3 +182,38 @@ def test_a_named_version_that_is_gone_or_holds_other_rows_is_not_trusted(
     snapshot = IndexSnapshot(layout)
     assert snapshot.filter == load_manifest(layout.manifest).live_ids()
     assert not _returned(_fresh(session)) & set(orphans)
+
+
+def test_compact_of_the_named_latest_version_names_the_merged_one(tmp_path: Path, shared: Raggity) -> None:
+    """Appends committed without a compaction leave small fragments; `rag compact` merges them into a
+    new version holding the same rows, and the manifest names that one, so readers get the merged
+    files."""
+    session = _ingested(tmp_path, shared)
+    layout = session.layout
+    store = LocalIndex(layout)
+    texts = ["first added chunk", "second added chunk"]
+    chunks = [
+        Chunk(f"added{n}", "/elsewhere/added.md", text, "Added", Location(n + 1, n + 1), "pa", n, 3)
+        for n, text in enumerate(texts)
+    ]
+    vectors = np.stack(shared.models.embed(texts))
+    with store.lock(0.0), store.writer(shared.models.embedder.dim, "en_stem") as writer:
+        manifest = writer.open(rebuild=False)
+        for n in range(2):  # two appends: two small fragments
+            writer.append(chunks[n : n + 1], vectors[n : n + 1])
+        manifest.sources["/elsewhere/added.md"] = SourceEntry("0" * 64, 1, 1, tuple(c.id for c in chunks))
+        writer.commit(manifest, changed=False)  # the header, no compaction (Tantivy's writer closed)
+    saved = load_header(layout.manifest).chunk_version
+    assert saved == lance.dataset(str(layout.table)).version
+    fragments = len(lance.dataset(str(layout.table)).get_fragments())
+
+    compact_local(layout, timedelta(0))
+    merged = lance.dataset(str(layout.table))
+    assert len(merged.get_fragments()) < fragments
+    header = load_header(layout.manifest)
+    assert header.chunk_version == merged.version != saved
+    assert header.sources_version == load_header(layout.manifest).sources_version
+    snapshot = IndexSnapshot(layout)
+    assert snapshot.filter is None
+    assert snapshot.table.nearest(vectors[1], 1)[0][0] == "added1"
+    assert _returned(_fresh(session)) <= load_manifest(layout.manifest).live_ids()
