@@ -231,7 +231,7 @@ class VectorTableReader:
                 "k": k,
                 "metric": "cosine",
                 "nprobes": self._ann.nprobes,
-                "refine_factor": self._ann.refine_factor,
+                "refine_factor": self._ann.refine_for(k),
             },
             columns=[*present_columns(self._dataset), "vector", "_distance"],
         )

@@ -19,6 +19,7 @@ from raggity.store.vector_index import (
     ID_INDEX,
     MAX_SEGMENTS,
     VECTOR_INDEX,
+    AnnSearch,
     build_vector_index,
     index_names,
     keep_vector_index,
@@ -264,3 +265,12 @@ def test_search_and_upkeep_through_the_index_print_nothing(
     captured = capfd.readouterr()
     assert captured.err == ""
     assert captured.out == ""
+
+
+def test_a_search_re_ranks_a_pool_of_candidates_whatever_k() -> None:
+    """A search asks for its 30 candidates: refine 80 re-ranked 2,400 full vectors; the default pool
+    of 1,200 re-ranks as many whatever k is, and an explicit refine factor is kept as given."""
+    assert AnnSearch().refine_for(30) * 30 == 1200
+    assert AnnSearch().refine_for(10) * 10 == 1200
+    assert AnnSearch().refine_for(7) * 7 >= 1200
+    assert AnnSearch(20, 80).refine_for(30) == 80
