@@ -133,6 +133,11 @@ class Bm25Writer:
         self._index.reload()
         return _all_ids(self._index.searcher())
 
+    def documents(self) -> int:
+        """How many documents the index holds, counted without reading them."""
+        self._index.reload()
+        return int(self._index.searcher().num_docs)
+
     def add(self, chunks: Sequence[Chunk]) -> None:
         import tantivy  # noqa: PLC0415 - tantivy loads on first use
 
