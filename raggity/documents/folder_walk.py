@@ -277,7 +277,7 @@ class Walk:
 
     def _generated_content(self, path: Path, real: str, st: os.stat_result) -> bool:
         """Only code and data are judged by content: prose may well have a paragraph per line."""
-        if self.config.include_generated or path == Path(self.root_real) or kind_of(path) != "code":
+        if self.config.include_generated or kind_of(path) != "code" or path == Path(self.root_real):
             return False
         try:
             with os.fdopen(open_no_links(real, OPEN_FLAGS), "rb") as handle:

@@ -62,4 +62,7 @@ def kind_of(path: Path) -> DocumentKind | None:
     by_name = _BY_NAME.get(name)
     if by_name is not None:
         return by_name
-    return _BY_SUFFIX.get(Path(name).suffix)
+    # Path.suffix without a second Path (an ingest asks this several times of every file): a name
+    # that starts with its only dot (".bashrc") has none.
+    dot = name.rfind(".")
+    return _BY_SUFFIX.get(name[dot:]) if dot > 0 else None
