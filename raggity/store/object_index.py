@@ -193,6 +193,8 @@ class ObjectStoreIndexWriter:
         self._mode = "append"
         # Whether the table has moved on from CURRENT's version (a new version must be published).
         self._dirty = False
+        # Whether open() found the table at the version CURRENT's manifest names as exact.
+        self._exact = False
 
     def _dataset(self, version: int | None = None) -> Any | None:
         import lance  # noqa: PLC0415 - lance loads on first use
@@ -233,6 +235,9 @@ class ObjectStoreIndexWriter:
             self._upgrade = True
             return header.manifest
         self._recorded = dict(manifest.sources)
+        # The table is at the version the manifest names as holding exactly the listed chunks (no
+        # dead writer's version restored over it): ids() need not read a million ids.
+        self._exact = latest is not None and header.chunk_version == latest.version == self._previous.version
         self._upgrade = header.inline
         if self._sources.start(None if header.inline else header.sources_version, self._recorded):
             checkpoint("sources:restored")
@@ -245,6 +250,9 @@ class ObjectStoreIndexWriter:
         self._sources.forget()
 
     def ids(self) -> StoredIds:
+        if self._exact and self._mode == "append" and not self._dirty:
+            listed = frozenset(cid for entry in self._recorded.values() for cid in entry.chunk_ids)
+            return StoredIds(listed, listed)
         dataset = self._dataset() if self._mode == "append" else None
         found = (
             frozenset() if dataset is None else frozenset(dataset.to_table(columns=["id"])["id"].to_pylist())

@@ -89,3 +89,25 @@ def test_a_reader_of_current_returns_only_committed_rows(s3: S3Server, tmp_path:
     snapshot.refresh()
     assert (snapshot.filter is None) == (header == "named")
     assert snapshot.live == listed  # the records, read when asked for
+
+
+def test_an_ingest_takes_the_listed_ids_at_the_exact_version_and_reads_them_past_it(
+    s3: S3Server, tmp_path: Path
+) -> None:
+    """A writer at CURRENT's exact version gives the listed ids as the table's without reading them;
+    with a dead writer's rows past it, the table is restored and the ids are read (the rows go)."""
+    session = _remote(s3, tmp_path)
+    write_corpus(tmp_path / "docs")
+    session.ingest([tmp_path / "docs"])
+    store = ObjectStoreIndex(session.config.index_location)
+    listed = store.committed().live_ids()
+    with store.lock(0.0), store.writer(session.models.embedder.dim, "en_stem") as writer:
+        writer.open(rebuild=False)
+        assert writer.ids().everywhere == listed
+
+    orphans = _orphans(session)
+    with store.lock(0.0), store.writer(session.models.embedder.dim, "en_stem") as writer:
+        writer.open(rebuild=False)  # restores CURRENT's version: a new one
+        assert writer.ids().anywhere == listed
+    assert session.ingest([tmp_path / "docs"]).repaired == 0
+    assert not set(orphans) & _returned(session)
