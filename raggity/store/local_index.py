@@ -150,20 +150,22 @@ class LocalIndexWriter:
             for leftover in self._layout.root.glob(f".{name}.*.tmp"):
                 leftover.unlink(missing_ok=True)
         if rebuild:
+            self._records.forget()
             self._sources.forget()
             return Manifest()
         path = self._layout.manifest
         header = load_header(path)
         try:
             manifest = self._records.read(header, lambda h: local_records(h, path), keep=False)
+            # A format-2 manifest lists its records itself: the first save writes every row.
+            recorded = {} if header.inline else manifest.sources
+            restored = self._sources.start(None if header.inline else header.sources_version, recorded)
         except IndexStateError:
             # The sources table is gone (lancedb/ deleted) or unreadable: with no records, every file
             # is read again and the rows nothing lists go, which ends where a clean ingest does.
             self._sources.forget()
             return header.manifest
-        # A format-2 manifest lists its records itself: the first save writes every row.
-        recorded = {} if header.inline else manifest.sources
-        if self._sources.start(None if header.inline else header.sources_version, recorded):
+        if restored:
             checkpoint("sources:restored")
         self._as_opened = (header, dict(manifest.sources))
         return manifest
@@ -247,8 +249,6 @@ class LocalIndexWriter:
         version = self._sources.compact()
         checkpoint("sources:written")
         save_header(self._layout.manifest, manifest, version, self._exact_version(manifest))
-        # An ingest that changed nothing replaced no version: the next one that changes the index
-        # (or `rag compact`) removes what earlier ones replaced (a million chunks' table took 2 s).
-        if self._version_grace is not None and changed:
+        if self._version_grace is not None:
             table.cleanup(self._version_grace)
             remove_replaced(self._layout.sources, self._version_grace, named=version)

@@ -230,6 +230,10 @@ class CommittedRecords:
         self._key, self._sources = (key, sources) if keep else (None, {})
         return replace(header.manifest, sources=dict(sources))
 
+    def forget(self) -> None:
+        """Lets the kept records go (a rebuild reads none)."""
+        self._key, self._sources = None, {}
+
 
 def parse_header(text: str, where: str) -> Header:
     """The manifest document in `text` (a file's, or an object's on a store, named by `where` in the

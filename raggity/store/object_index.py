@@ -218,8 +218,12 @@ class ObjectStoreIndexWriter:
             # A version the table does not have is a damaged pointer, one line (not an assert).
             restored = open_version(self._uri, self._previous.version, self._options)
             restored.restore()
+            # Published at the commit, even with nothing else changed: otherwise every later ingest
+            # restored it again, one more version past CURRENT's each time.
+            self._dirty = True
             checkpoint("remote:restored")
         if self._previous is None or rebuild:
+            self._records.forget()
             self._sources.forget()
             return Manifest()
         where = f"{self._location.uri} manifest"
@@ -228,6 +232,8 @@ class ObjectStoreIndexWriter:
             manifest = self._records.read(
                 header, lambda h: with_records(h, self._sources.uri, self._options, where), keep=False
             )
+            version = None if header.inline else header.sources_version
+            restored_sources = self._sources.start(version, manifest.sources)
         except IndexStateError:
             # Its sources table version is gone: with no records, every file is read again and
             # the rows nothing lists go, as locally (store/local_index.py).
@@ -239,7 +245,7 @@ class ObjectStoreIndexWriter:
         # dead writer's version restored over it): ids() need not read a million ids.
         self._exact = latest is not None and header.chunk_version == latest.version == self._previous.version
         self._upgrade = header.inline
-        if self._sources.start(None if header.inline else header.sources_version, self._recorded):
+        if restored_sources:
             checkpoint("sources:restored")
         return manifest
 

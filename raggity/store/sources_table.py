@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from raggity.core.errors import IndexStateError
 from raggity.store.manifest import SourceEntry
+
+REBUILD = "run `rag ingest --rebuild` to rebuild the index"
 
 NAME = "sources.lance"
 # Sources per delete predicate: one Lance version each, and a predicate Lance parses quickly.
@@ -136,10 +139,18 @@ class SourcesWriter:
         self._version, self._recorded = version, dict(recorded)
         if version is None:
             return False
+        # Gone, or without the named version, since the records were read (they may come from a
+        # store's CommittedRecords): the caller reads every file again, as when they cannot be read.
         latest = open_table(self._uri, self._options)
-        if latest is None or latest.version == version:
+        if latest is None:
+            raise IndexStateError(f"{self._uri}: the sources table is missing", REBUILD)
+        if latest.version == version:
             return False
-        _existing(self._uri, self._options, version).restore()
+        try:
+            named = _existing(self._uri, self._options, version)
+        except LookupError as exc:
+            raise IndexStateError(f"{self._uri}: {exc}", REBUILD) from None
+        named.restore()
         self._version = int(_existing(self._uri, self._options).version)
         return True
 

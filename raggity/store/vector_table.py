@@ -109,6 +109,11 @@ class VectorTableWriter:
         if self._table is None:
             return
         versions = sorted(self._table.list_versions(), key=lambda v: int(v["version"]))
+        if len(versions) < 2:
+            # Nothing was replaced (a no-op ingest at the last one's version); Lance's cleanup would
+            # still list every data file (2 s at a million chunks). A killed write's files, which
+            # it would also remove, are removed by the next ingest that writes.
+            return
         now = datetime.now(versions[-1]["timestamp"].tzinfo)
         # The oldest version still in use is the first one whose successor appeared within `grace`.
         keep_from = next(

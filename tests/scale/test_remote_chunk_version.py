@@ -111,3 +111,14 @@ def test_an_ingest_takes_the_listed_ids_at_the_exact_version_and_reads_them_past
         assert writer.ids().anywhere == listed
     assert session.ingest([tmp_path / "docs"]).repaired == 0
     assert not set(orphans) & _returned(session)
+    # The restored version was published: CURRENT is the table's latest again, and stays so.
+    objects, uri = (
+        S3Objects(session.config.index_location),
+        session.config.index_location.child("lancedb", "chunks.lance"),
+    )
+    options = dict(session.config.index_location.storage_options)
+    for _ in range(2):
+        commit = current_commit(objects)
+        assert commit is not None
+        assert commit.version == lance.dataset(uri, storage_options=options).version
+        session.ingest([tmp_path / "docs"])

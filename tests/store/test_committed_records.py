@@ -4,6 +4,7 @@ next read of that same commit, hands each reader a copy, and reads a new commit 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -81,3 +82,18 @@ def test_a_store_reads_the_records_of_a_commit_made_since_its_last_read(tmp_path
     session.ingest([docs])  # another writer commits
     after = store.committed()
     assert set(after.sources) - set(before.sources) == {str((docs / "note3.md").resolve())}
+
+
+def test_records_kept_from_before_the_lock_do_not_hide_a_sources_table_gone_since(tmp_path: Path) -> None:
+    """The writer still finds the table missing, and reads every file again, as without kept records."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text(file_text("note", 2), encoding="utf-8")
+    session = Raggity(load_config(write_config(tmp_path, ingest={"chunk_tokens": 32, "parent_tokens": 64})))
+    session.ingest([docs])
+    store = LocalIndex(IndexLayout(session.layout.root))
+    assert store.committed().sources  # kept
+    shutil.rmtree(session.layout.lancedb)  # between the read before the lock and the writer's
+    with store.lock(0.0), store.writer(session.models.embedder.dim, "en_stem") as writer:
+        assert writer.open(rebuild=False).sources == {}
+    assert session.ingest([docs]).added == 1
