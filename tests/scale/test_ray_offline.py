@@ -244,3 +244,31 @@ def test_ctrl_c_on_the_ray_driver_stops_the_ingest_in_one_line(s3: S3Server, tmp
     while _actors(folder) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _actors(folder) == []
+
+
+def test_a_ray_call_after_raggitys_ray_is_gone_starts_no_ray(tmp_path: Path) -> None:
+    """Ray starts a Ray with default settings for any call made while none is connected (what the
+    executor of a stopped ingest did); in a process that connected raggity's Ray it fails instead."""
+    script = textwrap.dedent(
+        """
+        import ray
+        from raggity.pipeline.ingest.ray_local import _no_auto_init
+        _no_auto_init()
+        try:
+            ray.put(1)
+        except Exception as exc:
+            print("refused:", type(exc).__name__)
+        """
+    )
+    env = dict(_env(tmp_path), RAY_USAGE_STATS_ENABLED="0")
+    done = subprocess.run(
+        [str(Path(RAG).parent / "python"), "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.stdout.startswith("refused:"), done.stdout + done.stderr
+    assert not (tmp_path / "tmp" / "ray").exists()

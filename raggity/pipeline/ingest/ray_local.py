@@ -46,15 +46,13 @@ def connect(address: str | None, *, cpus: int | None = None) -> Any:
     target = address or os.environ.get("RAY_ADDRESS") or None
     local = target is None and not _connected()
     folder = _ray_folder() if local else None
-    # Read when Ray is imported: a Ray call made after Ray shut down fails instead of starting a new
-    # Ray with default settings (Ray Data's executor did, on a driver Ctrl-C had stopped).
-    os.environ["RAY_ENABLE_AUTO_CONNECT"] = "0"
     if folder is not None:
         # Read when Ray is imported and by every process it starts: set before the first import.
         os.environ.update(OFFLINE_ENV)
         _own_token(folder / "auth_token")
     ray = require("ray")
     require("lance_ray")
+    _no_auto_init()
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
@@ -159,3 +157,13 @@ def _silence_published_errors() -> None:
     module = sys.modules.get("ray._private.worker")
     if module is not None and hasattr(module, "_worker_logs_enabled"):
         setattr(module, "_worker_logs_enabled", False)  # noqa: B010 - a private flag ray's stubs do not declare
+
+
+def _no_auto_init() -> None:
+    """A Ray call made in this process after Ray shut down fails instead of starting a new Ray with
+    default settings: Ray Data's executor did, in a driver Ctrl-C had stopped (ray_rows.py). Ray reads
+    RAY_ENABLE_AUTO_CONNECT into this module flag once, at its import, and has no public switch
+    after it; the variable itself would reach every process this one starts."""
+    module = sys.modules.get("ray._private.auto_init_hook")
+    if module is not None and hasattr(module, "enable_auto_connect"):
+        setattr(module, "enable_auto_connect", False)  # noqa: B010 - a private flag ray's stubs do not declare
