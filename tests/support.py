@@ -264,3 +264,14 @@ JOB_TOOLS = [
     ("kerfuffle", "exports the metrics to the dashboard every minute"),
     ("lollop", "locks an account after five failed logins"),
 ]
+
+
+def found_in_every_mode(session: Raggity, query: str) -> set[str]:
+    """The chunk ids a search for `query` returns in hybrid, dense and keyword mode (50 each, no
+    re-ranking); each mode must find something."""
+    found: set[str] = set()
+    for mode in ("hybrid", "dense", "bm25"):
+        ids = [c.chunk.id for c in session.search(query, k=50, mode=mode, rerank=False).candidates]
+        assert ids, f"{mode}: nothing found"
+        found |= set(ids)
+    return found

@@ -21,7 +21,7 @@ from raggity.store.object_index import ObjectStoreIndex
 from raggity.store.object_store import S3Objects
 from raggity.store.vector_table import VectorTableReader
 from tests.s3_server import S3Server
-from tests.support import write_config, write_corpus
+from tests.support import found_in_every_mode, write_config, write_corpus
 
 QUERY = "install the frobnicator"
 
@@ -53,12 +53,7 @@ def _orphans(session: Raggity) -> list[str]:
 
 def _returned(session: Raggity) -> set[str]:
     fresh = Raggity(session.config, embedder=session.models.embedder, tokenizer=session.models.tokenizer)
-    found: set[str] = set()
-    for mode in ("hybrid", "dense", "bm25"):
-        ids = [c.chunk.id for c in fresh.search(QUERY, k=50, mode=mode, rerank=False).candidates]
-        assert ids, f"{mode}: nothing found"
-        found |= set(ids)
-    return found
+    return found_in_every_mode(fresh, QUERY)
 
 
 @pytest.mark.parametrize("header", ["named", "old"])

@@ -26,6 +26,7 @@ from raggity.store.local_index import LocalIndex
 from raggity.store.manifest import SourceEntry, load_header, load_manifest
 from raggity.store.vector_table import VectorTableReader, VectorTableWriter
 from tests.reliability.helpers import QUERY, write_corpus, write_rag_config
+from tests.support import found_in_every_mode
 
 ORPHANS = 3
 
@@ -86,12 +87,7 @@ def _rewrite_header(layout: IndexLayout, chunk_table: dict[str, int] | None) -> 
 
 
 def _returned(session: Raggity) -> set[str]:
-    found: set[str] = set()
-    for mode in ("hybrid", "dense", "bm25"):
-        ids = [c.chunk.id for c in session.search(QUERY, k=50, mode=mode, rerank=False).candidates]
-        assert ids, f"{mode}: nothing found"
-        found |= set(ids)
-    return found
+    return found_in_every_mode(session, QUERY)
 
 
 def test_a_completed_ingest_names_the_version_holding_exactly_its_chunks(
