@@ -180,10 +180,10 @@ class LocalIndexWriter:
             shutil.rmtree(folder, ignore_errors=True)
 
     def ids(self) -> StoredIds:
-        table, bm25 = self._stores()
         listed = self._proven_listed()
         if listed is not None:
             return StoredIds(listed, listed)
+        table, bm25 = self._stores()
         table_ids, bm25_ids = table.ids(), bm25.ids()
         return StoredIds(frozenset(table_ids & bm25_ids), frozenset(table_ids | bm25_ids))
 

@@ -159,9 +159,14 @@ def load_manifest(path: Path) -> Manifest:
 def local_records(header: Header, path: Path) -> Manifest:
     """The manifest of `header`, read from the manifest file `path`, with its records."""
     try:
-        return with_records(header, str(path.parent / "lancedb" / "sources.lance"), {}, str(path))
+        return with_records(header, _local_sources(path), {}, str(path))
     except (OSError, RuntimeError, ValueError) as exc:  # Lance's words for unreadable local files
         raise _damaged(str(path), exc) from exc
+
+
+def _local_sources(manifest: Path) -> str:
+    """The sources table of the index folder holding the manifest file `manifest`."""
+    return str(manifest.parent / "lancedb" / "sources.lance")
 
 
 def check_local_records(header: Header, path: Path) -> None:
@@ -170,7 +175,7 @@ def check_local_records(header: Header, path: Path) -> None:
     if header.inline or header.sources_version is None:
         return
     try:
-        records_table(header, str(path.parent / "lancedb" / "sources.lance"), {}, str(path))
+        records_table(header, _local_sources(path), {}, str(path))
     except (OSError, RuntimeError, ValueError) as exc:  # Lance's words for unreadable local files
         raise _damaged(str(path), exc) from exc
 

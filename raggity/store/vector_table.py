@@ -20,6 +20,7 @@ import numpy as np
 from raggity.core.types import Chunk
 from raggity.core.vectors import Vector, Vectors
 from raggity.store.chunk_table import COLUMNS, chunk_rows, chunk_schema, present_columns, row_chunk
+from raggity.store.sources_table import open_table
 from raggity.store.vector_index import DEFAULT_MIN_ROWS, AnnSearch, has_vector_index, keep_vector_index
 
 TABLE = "chunks"
@@ -167,7 +168,8 @@ class VectorTableReader:
         opens it, or None for no table. `ann`: how queries search the vector index, when the table
         has one. A `version` the table no longer has raises LookupError."""
         if table is not None:
-            dataset = open_version(table, version) if committed(table) else None
+            # A version the table no longer has raises LookupError (sources_table.open_table).
+            dataset = open_table(str(table), {}, version) if committed(table) else None
         self._dataset: Any = dataset
         self._ann = ann or AnnSearch()
         self._indexed: bool | None = None  # whether the table has a vector index; asked on first use
@@ -308,19 +310,6 @@ class VectorTableReader:
         if self._dataset is None:
             return []
         return list(self._dataset.to_table(columns=["id"])["id"].to_pylist())
-
-
-def open_version(table: Path, version: int | None) -> Any:
-    """The local table at `version` (None: the latest) as a lance.LanceDataset; LookupError for a
-    version it does not have (removed by a cleanup that did not know it was named)."""
-    import lance  # noqa: PLC0415 - lance loads on first use
-
-    try:
-        return lance.dataset(str(table), version=version)
-    except ValueError as exc:
-        if version is None or "not found" not in str(exc).lower():
-            raise
-        raise LookupError(f"{table}: no version {version}") from None
 
 
 def fetch_rows(dataset: Any, ids: Sequence[str]) -> dict[str, StoredChunk]:
