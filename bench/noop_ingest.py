@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,23 +39,16 @@ FOLDER_FILES = 1000  # files per subfolder
 _RAG = "from raggity.cli.main import run; run()"  # the CLI, from the tree first on PYTHONPATH
 
 
+@dataclass(frozen=True)
 class StandInEmbedder:
     """The real embedder's identity and width, with seeded random unit vectors for texts."""
 
-    def __init__(self, identity: str, dim: int) -> None:
-        self._identity, self._dim = identity, dim
-        self._rng = np.random.default_rng(45)
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def identity(self) -> str:
-        return self._identity
+    identity: str
+    dim: int
+    _rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(45))
 
     def embed(self, texts: Sequence[str]) -> Any:
-        block = self._rng.normal(size=(len(texts), self._dim)).astype(np.float32)
+        block = self._rng.normal(size=(len(texts), self.dim)).astype(np.float32)
         return block / np.linalg.norm(block, axis=1, keepdims=True)
 
 
