@@ -101,7 +101,7 @@ def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
     files = local.files
     return RayIngestPlan(
         paths=tuple((str(p), str(p.resolve()), ()) for p in sorted(folder.iterdir())),
-        chunker=ChunkerSpec(str(files.tokenizer), CHUNKING.chunk_tokens, CHUNKING.parent_tokens),
+        chunker=ChunkerSpec(str(files.tokenizer), CHUNKING),
         embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
         dim=local.embedder.dim,
         chunk_workers=1,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from raggity.config.schema import EmbeddingConfig
+from raggity.documents.chunker import ChunkingSettings
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.ray_engine import ChunkerSpec, ChunkFiles, SourceResult
 
@@ -35,7 +36,7 @@ class RecordingTally:
 def _stage(tmp_path: Path) -> tuple[ChunkFiles, RecordingTally]:
     files = resolve_embedder(EmbeddingConfig(), tmp_path)
     tally = RecordingTally()
-    return ChunkFiles(ChunkerSpec(str(files.tokenizer), 64, 256), tally), tally
+    return ChunkFiles(ChunkerSpec(str(files.tokenizer), ChunkingSettings(64, 256)), tally), tally
 
 
 def test_a_file_reached_through_a_link_is_read_by_its_real_path_under_its_own_name(tmp_path: Path) -> None:

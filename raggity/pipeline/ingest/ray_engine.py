@@ -12,17 +12,16 @@ the rows (each file's hash, chunk ids and kept chunks, skips, progress) goes to 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from raggity.config.schema import IngestConfig
 from raggity.core.extras import require
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
-from raggity.documents.readers.errors import DEFAULT_MAX_CHARS
-from raggity.documents.readers.ocr_options import DEFAULT_OCR, OcrOptions
 from raggity.pipeline.ingest.reading import EMBED_SLICE, open_source, read_chunks
 from raggity.pipeline.ingest.report import Skipped
 from raggity.store.chunk_table import chunk_row, chunk_schema
@@ -45,11 +44,11 @@ class EmbedderSpec:
 
 @dataclass(frozen=True)
 class ChunkerSpec:
+    """How a worker reads and chunks a file: the tokenizer's path, and the driver's settings."""
+
     tokenizer: str
-    chunk_tokens: int = 256
-    parent_tokens: int = 1024
-    max_chars: int = DEFAULT_MAX_CHARS
-    ocr: OcrOptions = DEFAULT_OCR
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
 
 
 @dataclass(frozen=True)
@@ -97,22 +96,18 @@ class ChunkFiles:
         from raggity.inference.tokenizer import HFTokenizer  # noqa: PLC0415 - loads in the worker
 
         self._tokenizer = HFTokenizer(Path(spec.tokenizer))
-        self._settings = ChunkingSettings(spec.chunk_tokens, spec.parent_tokens)
-        self._max_chars = spec.max_chars
-        self._ocr = spec.ocr
+        self._spec = spec
         self._tally = tally
 
     def __call__(self, row: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """`row`: a file's source name, the real path discovery checked (opened with no link
         followed, as the in-process engine does), and the ids of its chunks the index holds."""
         real = str(row["real"])
-        item = open_source(
-            Path(real), name=str(row["source"]), real=real, max_chars=self._max_chars, ocr=self._ocr
-        )
+        item = open_source(Path(real), name=str(row["source"]), real=real, settings=self._spec.ingest)
         if isinstance(item, Skipped):
             self._tally.skip.remote(item.source, item.reason)
             return
-        chunks, settled = read_chunks(item, self._tokenizer, self._settings)
+        chunks, settled = read_chunks(item, self._tokenizer, self._spec.chunking)
         if settled.digest is None:
             self._tally.skip.remote(item.source, settled.problem or "")
             return

@@ -15,7 +15,6 @@ from raggity.core.abandoned_thread import leave_at_exit_while_running
 from raggity.core.errors import RaggityError
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
-from raggity.documents.readers.ocr_options import ocr_options
 from raggity.models.registry import resolve_embedder
 from raggity.pipeline.ingest.ray_engine import (
     ChunkerSpec,
@@ -49,13 +48,7 @@ def cluster_plan(
     files = resolve_embedder(config.embedding, config.base_dir)
     return RayIngestPlan(
         paths=tuple(paths),
-        chunker=ChunkerSpec(
-            str(files.tokenizer),
-            chunking.chunk_tokens,
-            chunking.parent_tokens,
-            config.ingest.max_file_chars,
-            ocr_options(config.ingest),
-        ),
+        chunker=ChunkerSpec(str(files.tokenizer), chunking, config.ingest),
         embedder=EmbedderSpec(
             str(files.onnx),
             str(files.tokenizer),

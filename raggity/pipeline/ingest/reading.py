@@ -14,11 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from raggity.config.schema import IngestConfig
 from raggity.core.errors import RaggityError
 from raggity.core.protocols import Embedder, Tokenizer, Vectors
 from raggity.core.types import Chunk, Document
 from raggity.documents.chunker import ChunkIdAllocator, ChunkingSettings, chunk_document
-from raggity.documents.readers.ocr_options import OcrOptions
+from raggity.documents.readers.ocr_options import ocr_options
 from raggity.documents.readers.source import os_error_reason
 from raggity.pipeline.ingest.report import IngestProgress, Skipped
 from raggity.pipeline.ingest.sources import SourceFile, file_source
@@ -45,13 +46,13 @@ def batch_chunks() -> int:
     return max(int(os.environ.get("RAGGITY_BATCH_CHUNKS") or BATCH_CHUNKS), 1)
 
 
-def open_source(
-    path: Path, *, name: str, real: str | None, max_chars: int, ocr: OcrOptions
-) -> SourceFile | Skipped:
-    """A discovered file as a source named `name` (stat only), or why it cannot be one. Every engine
-    opens files here, in the driver or in a worker, so a failure reads the same wherever it happens."""
+def open_source(path: Path, *, name: str, real: str | None, settings: IngestConfig) -> SourceFile | Skipped:
+    """A discovered file as a source named `name` (stat only), read with the [ingest] `settings`, or
+    why it cannot be one. Every engine opens files here, in the driver or in a worker, so a failure
+    reads the same wherever it happens."""
+    ocr = ocr_options(settings)
     try:
-        return file_source(path, max_chars=max_chars, real=real, ocr=ocr, name=name)
+        return file_source(path, max_chars=settings.max_file_chars, real=real, ocr=ocr, name=name)
     except OSError as exc:
         return Skipped(name, os_error_reason(exc))
 

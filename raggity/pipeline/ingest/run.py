@@ -10,7 +10,6 @@ from pathlib import Path
 
 from raggity.config.schema import IngestConfig
 from raggity.documents.discover import Discovery, discover, recheck
-from raggity.documents.readers.ocr_options import ocr_options
 from raggity.documents.readers.source import os_error_reason
 from raggity.pipeline.ingest.reading import open_source
 from raggity.pipeline.ingest.report import Skipped
@@ -40,7 +39,7 @@ def discovered(
     skipped = [Skipped(s.path, s.reason) for s in found.skipped]
     sources: list[SourceFile] = []
     for path in found.files:
-        opened = _open(path, found.real_paths.get(path), names.name(path), settings)
+        opened = open_source(path, name=names.name(path), real=found.real_paths.get(path), settings=settings)
         if isinstance(opened, Skipped):
             skipped.append(opened)
         else:
@@ -73,7 +72,7 @@ def carried_over(
     for path in checked.files:
         name = others[path]
         entry = manifest.sources[name]
-        opened = _open(path, str(path), name, settings)
+        opened = open_source(path, name=name, real=str(path), settings=settings)
         try:
             if isinstance(opened, Skipped):
                 dropped.append(Skipped(name, f"{NOT_CARRIED}: {opened.reason}"))
@@ -86,12 +85,6 @@ def carried_over(
     taken = {s.source for s in sources} | {s.source for s in dropped}
     dropped += [Skipped(n, f"{NOT_CARRIED}: {NOT_TAKEN}") for n in others.values() if n not in taken]
     return sources, dropped
-
-
-def _open(path: Path, real: str | None, name: str, settings: IngestConfig) -> SourceFile | Skipped:
-    return open_source(
-        path, name=name, real=real, max_chars=settings.max_file_chars, ocr=ocr_options(settings)
-    )
 
 
 # A carried-over file is read again only with the content the index held: one edited since is indexed
