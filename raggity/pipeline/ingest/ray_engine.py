@@ -82,10 +82,10 @@ class Tally:
         self.tokens += tokens
 
     def report(self) -> tuple[Any, ...]:
-        """The files read and skipped since the last report (a poll fetches only the news), and the
-        totals embedded."""
+        """The files read and skipped, and the chunks and tokens embedded, since the last report (a
+        poll fetches only the news)."""
         news = self.sources, self.skipped, self.chunks, self.tokens
-        self.sources, self.skipped = [], []
+        self.sources, self.skipped, self.chunks, self.tokens = [], [], 0, 0
         return news
 
 

@@ -1,7 +1,6 @@
 """`rag ingest --engine ray`: the files the driver's plan chose go through the Ray Data stages
-(ray_engine.py: read + chunk, embed in an actor pool, lance-ray write as one Lance commit) into an
-index on object storage; the driver shows progress from the Tally actor, keeps the lease alive, and
-reports each file to the run (sync.py), as the in-process engine does."""
+(ray_engine.py) into an index on object storage; the driver shows progress from the Tally actor,
+keeps the lease alive, and reports each file to the run (sync.py), as the in-process engine does."""
 
 from __future__ import annotations
 
@@ -108,12 +107,12 @@ class RayRows:
         started = time.perf_counter()
         worker = threading.Thread(target=work, name="raggity-ray-write", daemon=True)
         worker.start()
-        polled = _Polled()
+        kept: list[Chunk] = []
         renewed = time.monotonic()
         try:
             while worker.is_alive():
                 worker.join(POLL_SECONDS)
-                polled.update(tally, by_source, run)
+                _poll(tally, by_source, run, kept)
                 if time.monotonic() - renewed > RENEW_SECONDS:
                     writer.save(run.manifest)  # on object storage: renews the lease
                     renewed = time.monotonic()
@@ -126,10 +125,8 @@ class RayRows:
             if isinstance(failure[0], KeyboardInterrupt | RaggityError):
                 raise failure[0]
             raise ray_failure(failure[0], self._failure) from failure[0]
-        polled.update(tally, by_source, run)
-        run.keep(polled.kept)
-        run.chunks_written += polled.chunks
-        run.tokens_embedded += polled.tokens
+        _poll(tally, by_source, run, kept)
+        run.keep(kept)
         run.embed_seconds += time.perf_counter() - started
 
 
@@ -153,23 +150,17 @@ def ray_failure(exc: BaseException, failure: Callable[[BaseException], RaggityEr
     )
 
 
-class _Polled:
-    """What the Tally reported so far: each poll fetches the news and reports each file to the run
-    (which tells the progress display); the kept chunks wait for the rows to be written."""
-
-    def __init__(self) -> None:
-        self.kept: list[Chunk] = []
-        self.chunks = 0
-        self.tokens = 0
-
-    def update(self, tally: Any, by_source: Mapping[str, SourceFile], run: SyncRun) -> None:
-        sources, skipped, chunks, tokens = tally_report(tally)
-        for result in sources:
-            new = len(result.chunk_ids) - len(result.kept)
-            run.finish(by_source[result.source], result.chunk_ids, result.sha256, new=new)
-            self.kept += result.kept
-        for source, reason in skipped:
-            run.skip(by_source[source], reason)
-        if chunks > self.chunks:
-            run.progress.advanced(0, chunks - self.chunks, tokens - self.tokens)
-            self.chunks, self.tokens = chunks, tokens
+def _poll(tally: Any, by_source: Mapping[str, SourceFile], run: SyncRun, kept: list[Chunk]) -> None:
+    """Reports the news of the Tally to the run (which tells the progress display): each file read or
+    skipped, and the chunks embedded; the kept chunks wait in `kept` for the rows to be written."""
+    sources, skipped, chunks, tokens = tally_report(tally)
+    for result in sources:
+        new = len(result.chunk_ids) - len(result.kept)
+        run.finish(by_source[result.source], result.chunk_ids, result.sha256, new=new)
+        kept.extend(result.kept)
+    for source, reason in skipped:
+        run.skip(by_source[source], reason)
+    if chunks:
+        run.progress.advanced(0, chunks, tokens)
+        run.chunks_written += chunks
+        run.tokens_embedded += tokens
