@@ -26,18 +26,11 @@ class _Batch:
 class InProcessRows:
     """RowWriter in this process: batches of BATCH_CHUNKS chunks (RAGGITY_BATCH_CHUNKS in tests)."""
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        tokenizer: Tokenizer,
-        chunking: ChunkingSettings,
-        *,
-        batch: int | None = None,
-    ) -> None:
+    def __init__(self, embedder: Embedder, tokenizer: Tokenizer, chunking: ChunkingSettings) -> None:
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._chunking = chunking
-        self._batch_chunks = batch or batch_chunks()
+        self._batch_chunks = batch_chunks()
 
     def write(self, todo: Sequence[SourceFile], run: SyncRun) -> None:
         batch = _Batch()
