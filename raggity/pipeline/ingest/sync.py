@@ -20,13 +20,12 @@ from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.ingest.pace import kind_of
 from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest
-from raggity.pipeline.ingest.reading import READ_ATTEMPTS
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, SilentProgress, Skipped
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.store.index_seam import IndexStore, IndexWriter, Manifest, SourceEntry
 
-# The report's types are imported from here by the API; READ_ATTEMPTS by the integrity tests.
-__all__ = ["READ_ATTEMPTS", "IndexSync", "IngestProgress", "IngestReport", "RowWriter", "Skipped", "SyncRun"]
+# The report's types are imported from here by the API.
+__all__ = ["IndexSync", "IngestProgress", "IngestReport", "RowWriter", "Skipped", "SyncRun"]
 
 
 @dataclass
