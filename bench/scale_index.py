@@ -49,7 +49,7 @@ QUERIES = [  # for `rag search`: the whole path, text in, ranked chunks out
     "gene expression in tumour microenvironment",
     "antibiotic resistance mechanisms in bacteria",
 ]
-GRID = [(nprobes, refine) for nprobes in (10, 20, 40) for refine in (10, 20, 40, 80)]
+GRID = [(nprobes, refine) for nprobes in (10, 20, 30) for refine in (1, 2, 4)]
 
 
 def passages(count: int) -> list[str]:
@@ -227,7 +227,7 @@ def measure(
     from raggity.api.session import Raggity  # noqa: PLC0415
     from raggity.config import load_config  # noqa: PLC0415
     from raggity.store.layout import IndexLayout  # noqa: PLC0415
-    from raggity.store.vector_index import has_vector_index  # noqa: PLC0415
+    from raggity.store.vector_index import vector_index_type  # noqa: PLC0415
 
     folder = work / f"rows{rows}"
     shutil.rmtree(folder, ignore_errors=True)
@@ -268,7 +268,7 @@ def measure(
     cfg = config_file(folder, threshold)
     built = write_rows(load_config(cfg), session.models, texts, iter(()), 0, rows)
     result["index_build_s"] = built["commit_s"]
-    result["index_action"] = "built" if has_vector_index(lance.dataset(str(layout.table))) else "exact"
+    result["index_action"] = "built" if vector_index_type(lance.dataset(str(layout.table))) else "exact"
     result["indexed"] = {
         "disk_mb": folder_mb(layout.root),
         "cold": cold_search(folder, cfg),

@@ -21,7 +21,7 @@ from raggity.core.types import Chunk
 from raggity.core.vectors import Vector, Vectors
 from raggity.store.chunk_table import COLUMNS, chunk_rows, chunk_schema, present_columns, row_chunk
 from raggity.store.sources_table import open_table
-from raggity.store.vector_index import DEFAULT_MIN_ROWS, AnnSearch, has_vector_index, keep_vector_index
+from raggity.store.vector_index import DEFAULT_MIN_ROWS, AnnSearch, keep_vector_index, vector_index_type
 
 TABLE = "chunks"
 # Rows a reader keeps after fetching them: a few hundred questions' worth of candidates.
@@ -172,7 +172,8 @@ class VectorTableReader:
             dataset = open_table(str(table), {}, version) if committed(table) else None
         self._dataset: Any = dataset
         self._ann = ann or AnnSearch()
-        self._indexed: bool | None = None  # whether the table has a vector index; asked on first use
+        # The type of the table's vector index ("" for none), asked on first use.
+        self._index_type: str | None = None
         self._matrix: Vectors | None = None
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
@@ -186,9 +187,9 @@ class VectorTableReader:
     @property
     def indexed(self) -> bool:
         """Whether queries go through the table's vector index (approximate) rather than exact."""
-        if self._indexed is None:
-            self._indexed = has_vector_index(self._dataset)
-        return self._indexed
+        if self._index_type is None:
+            self._index_type = vector_index_type(self._dataset) or ""
+        return bool(self._index_type)
 
     def _load_vectors(self) -> Vectors | None:
         if (
@@ -238,7 +239,7 @@ class VectorTableReader:
                 "k": k,
                 "metric": "cosine",
                 "nprobes": self._ann.nprobes,
-                "refine_factor": self._ann.refine_for(k),
+                "refine_factor": self._ann.refine_for(k, self._index_type or ""),
             },
             columns=[*present_columns(self._dataset), "vector", "_distance"],
         )

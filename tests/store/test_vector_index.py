@@ -19,10 +19,12 @@ from raggity.store.vector_index import (
     ID_INDEX,
     MAX_SEGMENTS,
     VECTOR_INDEX,
+    VECTOR_INDEX_TYPE,
     AnnSearch,
     build_vector_index,
     index_names,
     keep_vector_index,
+    vector_index_type,
 )
 from raggity.store.vector_table import VectorTableReader, VectorTableWriter
 
@@ -267,10 +269,40 @@ def test_search_and_upkeep_through_the_index_print_nothing(
     assert captured.out == ""
 
 
-def test_a_search_re_ranks_a_pool_of_candidates_whatever_k() -> None:
-    """A search asks for its 30 candidates: refine 80 re-ranked 2,400 full vectors; the default pool
-    of 1,200 re-ranks as many whatever k is, and an explicit refine factor is kept as given."""
-    assert AnnSearch().refine_for(30) * 30 == 1200
-    assert AnnSearch().refine_for(10) * 10 == 1200
-    assert AnnSearch().refine_for(7) * 7 >= 1200
-    assert AnnSearch(20, 80).refine_for(30) == 80
+def test_a_search_re_ranks_k_times_the_refine_factor_and_an_ivf_pq_index_its_pool() -> None:
+    """Through IVF_SQ a search for 30 candidates re-ranks 60 by their full vectors; through an IVF_PQ
+    index (built before 27 Nov) it re-ranks a pool of 1,200 whatever k is, as it did then."""
+    assert AnnSearch().refine_for(30) == 2
+    assert AnnSearch(20, 4).refine_for(30, "IVF_SQ") == 4
+    assert AnnSearch().refine_for(30, "IVF_PQ") * 30 == 1200
+    assert AnnSearch().refine_for(7, "IVF_PQ") * 7 >= 1200
+
+
+def test_an_ivf_pq_index_of_an_earlier_version_is_searched_and_trained_again_as_ivf_sq(folder: Path) -> None:
+    """An index folder written before 27 Nov holds an IVF_PQ index: a reader still searches through
+    it, and the next ingest's upkeep trains it again as IVF_SQ, with its rows still found."""
+    rng = np.random.default_rng(12)
+    vectors, chunks = _vectors(rng, 1600), _chunks(0, 1600)
+    _written(folder, chunks, vectors)
+    assert vector_index_type(_dataset(folder)) == VECTOR_INDEX_TYPE == "IVF_SQ"
+    # The vector index as the earlier version built it (48 codes a row at 384 dimensions; 4 here).
+    _dataset(folder).create_index(
+        "vector",
+        "IVF_PQ",
+        name=VECTOR_INDEX,
+        metric="cosine",
+        replace=True,
+        num_partitions=1,
+        num_sub_vectors=4,
+    )
+    assert vector_index_type(_dataset(folder)) == "IVF_PQ"
+    before = _reader(folder)
+    assert before.indexed
+    for q in (3, 700, 1500):
+        assert before.nearest(vectors[q], 10)[0][0] == chunks[q].id
+    assert keep_vector_index(_dataset(folder), THRESHOLD).action == "rebuilt"
+    assert vector_index_type(_dataset(folder)) == "IVF_SQ"
+    after = _reader(folder)
+    for q in (3, 700, 1500):
+        assert after.nearest(vectors[q], 10)[0][0] == chunks[q].id
+    assert keep_vector_index(_dataset(folder), THRESHOLD).action == "current"
