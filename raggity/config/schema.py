@@ -78,7 +78,7 @@ class IndexConfig:
     )
     vector_index_min_rows: int = key(
         100_000,
-        "Chunks from which ingest builds an approximate (IVF-PQ) vector index and searches through it; "
+        "Chunks from which ingest builds an approximate (IVF-SQ) vector index and searches through it; "
         "below, search is exact (see docs/scaling.md).",
         lo=1000,
     )
