@@ -50,12 +50,17 @@ def dedup_keeping_terms(
     if matrix.size == 0:
         return []
     kept: list[int] = []
-    held: list[frozenset[str]] = []
+    held: dict[int, frozenset[str]] = {}
+
+    def terms_of(row: int) -> frozenset[str]:
+        # Read only for rows that have a near-duplicate: most candidates of a search have none.
+        if row not in held:
+            held[row] = words(texts[row]) & terms
+        return held[row]
+
     for i in range(len(matrix)):
-        mine = words(texts[i]) & terms
-        close = [k for k, j in enumerate(kept) if float(matrix[j] @ matrix[i]) >= threshold]
-        if close and all(mine <= held[k] for k in close):
+        close = np.asarray(kept)[matrix[kept] @ matrix[i] >= threshold] if kept else []
+        if len(close) and all(terms_of(i) <= terms_of(int(j)) for j in close):
             continue
         kept.append(i)
-        held.append(mine)
     return kept
