@@ -84,6 +84,7 @@ def on_ray(
 ) -> dict[str, Any]:
     import ray  # noqa: PLC0415
 
+    from raggity.config.schema import EmbeddingConfig  # noqa: PLC0415
     from raggity.pipeline.ingest.ray_engine import (  # noqa: PLC0415
         ChunkerSpec,
         EmbedderSpec,
@@ -107,9 +108,7 @@ def on_ray(
     plan = RayIngestPlan(
         paths=tuple((str(p), str(Path(p).resolve()), ()) for p in paths),
         chunker=ChunkerSpec(str(files.tokenizer)),
-        embedder=EmbedderSpec(
-            str(files.onnx), str(files.tokenizer), files.identity, max_tokens, threads=threads
-        ),
+        embedder=EmbedderSpec(files, EmbeddingConfig(max_tokens=max_tokens, threads=threads)),
         dim=dim,
         chunk_workers=1,
         embed_workers=workers,

@@ -8,10 +8,11 @@ import gc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from raggity.config.schema import Config, RetrievalConfig
+from raggity.config.schema import Config, EmbeddingConfig, RetrievalConfig
 from raggity.core.protocols import Embedder, Generator, Scorer, Tokenizer, Vectors
 from raggity.inference.heap import release_freed_memory
 from raggity.models.registry import (
+    EmbedderFiles,
     check_generator_name,
     describe_reranker_fix,
     resolve_embedder,
@@ -21,10 +22,14 @@ from raggity.models.registry import (
 
 
 def load_embedder(config: Config) -> Embedder:
+    return onnx_embedder(resolve_embedder(config.embedding, config.base_dir), config.embedding)
+
+
+def onnx_embedder(files: EmbedderFiles, cfg: EmbeddingConfig) -> Embedder:
+    """The embedder in `files` with the [embedding] settings `cfg`: this process's, or a Ray worker's
+    (ray_engine.EmbedChunks: the files the driver resolved, on a file system every worker sees)."""
     from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415 - a model's runtime loads on first use
 
-    cfg = config.embedding
-    files = resolve_embedder(cfg, config.base_dir)
     return OnnxEmbedder(
         files.onnx,
         files.tokenizer,

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,7 @@ def _plan(folder: Path, local: LocalIndex) -> RayIngestPlan:
     return RayIngestPlan(
         paths=tuple((str(p), str(p.resolve()), ()) for p in sorted(folder.iterdir())),
         chunker=ChunkerSpec(str(files.tokenizer), CHUNKING),
-        embedder=EmbedderSpec(str(files.onnx), str(files.tokenizer), files.identity, local.config.max_tokens),
+        embedder=EmbedderSpec(files, replace(local.config, threads=1)),
         dim=local.embedder.dim,
         chunk_workers=1,
         embed_workers=2,  # two actors: each loads the model once and embeds part of the batches

@@ -18,12 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from raggity.config.schema import IngestConfig
+from raggity.config.schema import EmbeddingConfig, IngestConfig
 from raggity.core.extras import require
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
+from raggity.models.registry import EmbedderFiles
 from raggity.pipeline.ingest.reading import EMBED_SLICE, open_source, read_chunks
 from raggity.pipeline.ingest.report import Skipped
+from raggity.pipeline.model_loading import onnx_embedder
 from raggity.store.chunk_table import chunk_row, chunk_schema
 
 # Rows per embedding call in an actor: the in-process engine's slice.
@@ -32,14 +34,10 @@ EMBED_BATCH = EMBED_SLICE
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """How a worker loads the embedder: paths on a file system every worker sees, and its settings."""
+    """How a worker loads the embedder: its files on a file system every worker sees, and its settings."""
 
-    model: str
-    tokenizer: str
-    identity: str
-    max_tokens: int = 256
-    batch_size: int = 32
-    threads: int = 1
+    files: EmbedderFiles
+    embedding: EmbeddingConfig
 
 
 @dataclass(frozen=True)
@@ -123,16 +121,7 @@ class EmbedChunks:
     """map_batches stage in an actor pool: adds the `vector` column. One ONNX model per actor."""
 
     def __init__(self, spec: EmbedderSpec, tally: Any) -> None:
-        from raggity.inference.embedder import OnnxEmbedder  # noqa: PLC0415 - loads in the worker
-
-        self._embedder = OnnxEmbedder(
-            Path(spec.model),
-            Path(spec.tokenizer),
-            identity=spec.identity,
-            max_tokens=spec.max_tokens,
-            batch_size=spec.batch_size,
-            threads=spec.threads,
-        )
+        self._embedder = onnx_embedder(spec.files, spec.embedding)
         self._tally = tally
 
     def __call__(self, batch: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from raggity.config.schema import Config
@@ -48,14 +49,8 @@ def cluster_plan(
     return RayIngestPlan(
         paths=tuple(paths),
         chunker=ChunkerSpec(str(files.tokenizer), chunking, config.ingest),
-        embedder=EmbedderSpec(
-            str(files.onnx),
-            str(files.tokenizer),
-            files.identity,
-            config.embedding.max_tokens,
-            config.embedding.batch_size,
-            threads=1,
-        ),
+        # One ONNX thread per embedding actor; the providers onnxruntime finds on the worker's node.
+        embedder=EmbedderSpec(files, replace(config.embedding, threads=1, providers=[])),
         dim=dim,
         chunk_workers=1,
         embed_workers=max(1, int(cpus) - 1),
