@@ -16,7 +16,7 @@ from raggity.core.types import TextDocument
 from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.graph.build import GraphBuildSettings, GraphProgress, GraphUpdate
 from raggity.pipeline.ingest.in_process import InProcessRows
-from raggity.pipeline.ingest.plan import index_fingerprint
+from raggity.pipeline.ingest.plan import index_fingerprint, rebuilds
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, finished
 from raggity.pipeline.ingest.run import IngestRequest, carried_over, discovered
 from raggity.pipeline.ingest.sources import SourceFile, SourceNames, in_roots, text_source
@@ -127,7 +127,7 @@ class Indexer:
             sources, early, found = discovered(present, names, settings, index_dir=index_dir)
             manifest = self._committed()  # damaged: nothing trustworthy to carry over
             current = index_fingerprint(self._models.embedder.identity, chunking_settings(self._config))
-            if request.rebuild or manifest.fingerprint not in (None, current):
+            if rebuilds(request.rebuild, manifest.fingerprint, current):
                 carried, dropped = carried_over(manifest, in_scope, names, settings, index_dir=index_dir)
                 sources += carried
                 early += dropped

@@ -21,6 +21,12 @@ def index_fingerprint(embedder_identity: str, chunking: ChunkingSettings) -> Fin
     )
 
 
+def rebuilds(rebuild: bool, indexed: Fingerprint | None, current: Fingerprint) -> bool:
+    """Whether an ingest empties the index and indexes every file again: asked to (`--rebuild`), or
+    the index was built with other settings than `current`, which its vectors and chunks do not fit."""
+    return rebuild or indexed not in (None, current)
+
+
 @dataclass(frozen=True)
 class Plan:
     todo: list[SourceFile]

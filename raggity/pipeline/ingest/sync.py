@@ -19,7 +19,7 @@ from raggity.core.protocols import Embedder
 from raggity.core.types import Chunk
 from raggity.documents.chunker import ChunkingSettings
 from raggity.pipeline.ingest.pace import kind_of
-from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest
+from raggity.pipeline.ingest.plan import index_fingerprint, plan_ingest, rebuilds
 from raggity.pipeline.ingest.report import IngestProgress, IngestReport, SilentProgress, Skipped
 from raggity.pipeline.ingest.sources import SourceFile
 from raggity.store.index_seam import IndexStore, IndexWriter, Manifest, SourceEntry
@@ -144,7 +144,7 @@ class IndexSync:
     ) -> IngestReport:
         started = time.perf_counter()
         manifest = writer.open(rebuild=rebuild)
-        rebuilt = rebuild or (manifest.fingerprint is not None and manifest.fingerprint != self._fingerprint)
+        rebuilt = rebuilds(rebuild, manifest.fingerprint, self._fingerprint)
         if rebuilt or manifest.fingerprint is None:
             # `rebuilding` stays in the manifest until the run completes, so that queries can say
             # why the index is incomplete.
