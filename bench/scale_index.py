@@ -298,7 +298,7 @@ def measure(
     result["incremental"]["manifest_mb"] = manifest_mb(layout)
     all_ids = ids + [chunk_id(n) for n in range(rows, rows + more)]
     result["incremental"]["recall"] = recall(
-        layout.table, np.vstack([matrix, extra]), all_ids, queries, [(20, 40), (40, 40)]
+        layout.table, np.vstack([matrix, extra]), all_ids, queries, [(20, 2), (30, 2)]
     )
     result["indexed"]["disk_mb_after_incremental"] = folder_mb(layout.root)
     return result
