@@ -59,7 +59,8 @@ def dedup_keeping_terms(
         return held[row]
 
     for i in range(len(matrix)):
-        close = np.asarray(kept)[matrix[kept] @ matrix[i] >= threshold] if kept else []
+        # In double precision, as `threshold` is: cast to float32, 0.95 would match 0.94999999.
+        close = np.asarray(kept)[(matrix[kept] @ matrix[i]).astype(np.float64) >= threshold] if kept else []
         if len(close) and all(terms_of(i) <= terms_of(int(j)) for j in close):
             continue
         kept.append(i)

@@ -30,3 +30,13 @@ def test_rows_far_apart_are_all_kept_and_nothing_is_nothing() -> None:
     apart = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     assert dedup_keeping_terms(apart, _TEXTS[:2], frozenset(), 0.92) == [0, 1]
     assert dedup_keeping_terms(np.zeros((0, 2), dtype=np.float32), [], frozenset(), 0.92) == []
+
+
+def test_a_cosine_just_below_the_threshold_is_no_duplicate() -> None:
+    """The threshold is compared in double precision: 0.95 cast to float32 is 0.94999999, which
+    would make a row whose cosine is that a duplicate."""
+    below = np.float32(0.95)
+    rows = np.array([[1.0, 0.0], [below, np.sqrt(np.float32(1) - below * below)]], dtype=np.float32)
+    assert float(rows[0] @ rows[1]) < 0.95
+    assert dedup_keeping_terms(rows, ["alpha", "alpha"], frozenset(), 0.95) == [0, 1]
+    assert dedup_keeping_terms(rows, ["alpha", "alpha"], frozenset(), float(below)) == [0]
