@@ -15,7 +15,6 @@ from typing import Any
 
 from raggity.core.errors import IndexStateError
 from raggity.store.manifest import SourceEntry
-from raggity.store.vector_index import INDEX_CACHE_BYTES
 
 REBUILD = "run `rag ingest --rebuild` to rebuild the index"
 
@@ -47,15 +46,17 @@ def schema() -> Any:
     )
 
 
-def open_table(uri: str, options: Mapping[str, str], version: int | None = None) -> Any | None:
+def open_table(
+    uri: str, options: Mapping[str, str], version: int | None = None, *, index_cache_bytes: int | None = None
+) -> Any | None:
     """The table at `version` (latest: None), or None when there is no table at `uri`. A version the
     table does not have raises LookupError; store failures pass through to the caller's mapping.
-    Its indexes are kept in memory up to INDEX_CACHE_BYTES (store/vector_index.py)."""
+    `index_cache_bytes`: how much of its indexes to keep in memory (None: Lance's default)."""
     import lance  # noqa: PLC0415 - lance loads on first use
 
     try:
         return lance.dataset(
-            uri, version=version, storage_options=dict(options), index_cache_size_bytes=INDEX_CACHE_BYTES
+            uri, version=version, storage_options=dict(options), index_cache_size_bytes=index_cache_bytes
         )
     except ValueError as exc:
         if "not found" not in str(exc).lower():

@@ -54,18 +54,20 @@ class AnnSearch:
     nprobes 10, 0.994 / 0.991 at 20 and 0.995 / 0.995 at 30 (refine 2), and 0.967 / 0.969 at 20
     without re-ranking (docs/scaling.md, `bench/ann_recall.py`).
 
-    `pq_pool`: an IVF_PQ index (built before 27 Nov) re-ranks this many candidates whatever k is:
-    its codes needed 1,200 for recall@30 0.95."""
+    `refine_factor` None: 2 through IVF_SQ; through an IVF_PQ index (built before 27 Nov) as many
+    as re-rank `pq_pool` candidates whatever k is (its codes needed 1,200 for recall@30 0.95)."""
 
     nprobes: int = 20
-    refine_factor: int = 2
+    refine_factor: int | None = None
     pq_pool: int = 1200
 
     def refine_for(self, k: int, index_type: str = VECTOR_INDEX_TYPE) -> int:
         """The refine factor of a search for `k` rows through an index of `index_type`."""
+        if self.refine_factor is not None:
+            return self.refine_factor
         if index_type == "IVF_PQ":
             return max(1, -(-self.pq_pool // max(k, 1)))
-        return self.refine_factor
+        return 2
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,13 @@ from raggity.core.types import Chunk
 from raggity.core.vectors import Vector, Vectors
 from raggity.store.chunk_table import COLUMNS, chunk_rows, chunk_schema, present_columns, row_chunk
 from raggity.store.sources_table import open_table
-from raggity.store.vector_index import DEFAULT_MIN_ROWS, AnnSearch, keep_vector_index, vector_index_type
+from raggity.store.vector_index import (
+    DEFAULT_MIN_ROWS,
+    INDEX_CACHE_BYTES,
+    AnnSearch,
+    keep_vector_index,
+    vector_index_type,
+)
 
 TABLE = "chunks"
 # Rows a reader keeps after fetching them: a few hundred questions' worth of candidates.
@@ -162,14 +168,20 @@ class VectorTableReader:
         dataset: Any = None,
         ann: AnnSearch | None = None,
         version: int | None = None,
+        index_cache_bytes: int = INDEX_CACHE_BYTES,
     ) -> None:
         """The table in the folder `table` at `version` (None: the latest), or (table None)
         `dataset`: a lance.LanceDataset already open at one version, as an index on object storage
         opens it, or None for no table. `ann`: how queries search the vector index, when the table
-        has one. A `version` the table no longer has raises LookupError."""
+        has one. A `version` the table no longer has raises LookupError. `index_cache_bytes`: how
+        much of the folder's table's indexes the reader keeps in memory (store/vector_index.py)."""
         if table is not None:
             # A version the table no longer has raises LookupError (sources_table.open_table).
-            dataset = open_table(str(table), {}, version) if committed(table) else None
+            dataset = (
+                open_table(str(table), {}, version, index_cache_bytes=index_cache_bytes)
+                if committed(table)
+                else None
+            )
         self._dataset: Any = dataset
         self._ann = ann or AnnSearch()
         # The type of the table's vector index ("" for none), asked on first use.
@@ -183,6 +195,12 @@ class VectorTableReader:
     @property
     def rows(self) -> int:
         return 0 if self._dataset is None else int(self._dataset.count_rows())
+
+    @property
+    def index_memory(self) -> int:
+        """Bytes of the table's indexes this reader holds in memory (at most its index_cache_bytes,
+        for a table it opened from a folder)."""
+        return 0 if self._dataset is None else int(self._dataset.session().index_cache_size_bytes())
 
     @property
     def indexed(self) -> bool:

@@ -271,11 +271,13 @@ def test_search_and_upkeep_through_the_index_print_nothing(
 
 def test_a_search_re_ranks_k_times_the_refine_factor_and_an_ivf_pq_index_its_pool() -> None:
     """Through IVF_SQ a search for 30 candidates re-ranks 60 by their full vectors; through an IVF_PQ
-    index (built before 27 Nov) it re-ranks a pool of 1,200 whatever k is, as it did then."""
+    index (built before 27 Nov) it re-ranks a pool of 1,200 whatever k is, as it did then. A refine
+    factor given (as the benchmarks give theirs) is used through either."""
     assert AnnSearch().refine_for(30) == 2
-    assert AnnSearch(20, 4).refine_for(30, "IVF_SQ") == 4
     assert AnnSearch().refine_for(30, "IVF_PQ") * 30 == 1200
     assert AnnSearch().refine_for(7, "IVF_PQ") * 7 >= 1200
+    assert AnnSearch(20, 4).refine_for(30, "IVF_SQ") == 4
+    assert AnnSearch(20, 80).refine_for(30, "IVF_PQ") == 80
 
 
 def test_an_ivf_pq_index_of_an_earlier_version_is_searched_and_trained_again_as_ivf_sq(folder: Path) -> None:
@@ -306,3 +308,20 @@ def test_an_ivf_pq_index_of_an_earlier_version_is_searched_and_trained_again_as_
     for q in (3, 700, 1500):
         assert after.nearest(vectors[q], 10)[0][0] == chunks[q].id
     assert keep_vector_index(_dataset(folder), THRESHOLD).action == "current"
+
+
+def test_a_reader_keeps_no_more_of_the_index_in_memory_than_its_cap(folder: Path) -> None:
+    """Lance keeps every index partition a query has read unless told otherwise: at a million chunks
+    a long-running process grew to hold all of them (docs/scaling.md). A reader holds at most its cap
+    (INDEX_CACHE_BYTES unless given), whatever it reads; one with a cap past the index holds it all."""
+    rng = np.random.default_rng(13)
+    vectors, chunks = _vectors(rng, 2000), _chunks(0, 2000)
+    _written(folder, chunks, vectors)
+    cap = 16 * 1024
+    capped = VectorTableReader(folder / "chunks.lance", index_cache_bytes=cap)
+    unbounded = VectorTableReader(folder / "chunks.lance", index_cache_bytes=2**30)
+    for q in range(0, 2000, 50):
+        for reader in (capped, unbounded):
+            assert reader.nearest(vectors[q], 10)[0][0] == chunks[q].id
+            assert chunks[q].id in reader.fetch([chunks[q].id])
+    assert 0 < capped.index_memory <= cap < unbounded.index_memory
