@@ -7,14 +7,14 @@ section). One-off: written for issue #45 on 27 Nov.
 """
 import json, re, sys, time, statistics, random
 from pathlib import Path
-sys.path.insert(0, "/work/main")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from raggity.core.types import Chunk, Location
 from raggity.store.bm25_index import Bm25Writer, Bm25Reader, lexical_query_text
-from bench.scale_index import QUERIES
+from bench.scale_index import QUERIES, SCIFACT
 out = Path(sys.argv[1]); rows = int(sys.argv[2])
 if not (out / "meta.json").exists():
     sentences = []
-    for line in open("/work/shared/eval/scifact/corpus.jsonl", encoding="utf-8"):
+    for line in SCIFACT.open(encoding="utf-8"):
         sentences += [s for s in re.split(r"(?<=[.!?])\s+", json.loads(line)["text"]) if len(s) > 40]
     print("sentences", len(sentences), flush=True)
     rng = random.Random(0)
