@@ -202,7 +202,7 @@ class LocalIndexWriter:
         named = header.chunk_version
         if named is None or table.exact_version(header.chunks) != named or bm25.documents() != header.chunks:
             return None
-        return frozenset(cid for entry in records.values() for cid in entry.chunk_ids)
+        return frozenset(Manifest(sources=records).live_ids())
 
     def rows(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         return self._stores()[0].fetch(ids)

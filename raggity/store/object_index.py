@@ -257,7 +257,7 @@ class ObjectStoreIndexWriter:
 
     def ids(self) -> StoredIds:
         if self._exact and self._mode == "append" and not self._dirty:
-            listed = frozenset(cid for entry in self._recorded.values() for cid in entry.chunk_ids)
+            listed = frozenset(Manifest(sources=self._recorded).live_ids())
             return StoredIds(listed, listed)
         dataset = self._dataset() if self._mode == "append" else None
         found = (
