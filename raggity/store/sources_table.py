@@ -63,7 +63,7 @@ def open_table(
             raise
         if version is None:
             return None
-        raise LookupError(f"the sources table has no version {version}") from None
+        raise LookupError(f"the table has no version {version}") from None
 
 
 def read_entries(dataset: Any) -> dict[str, SourceEntry]:
