@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # The GPU checks of issue 43, for the device machine (an H100 or H200; 16 cores; no network), from
-# the repository root, after bench/gpu_prepare.sh here. NOT YET RUN: no session with a GPU has run it.
+# the repository root, after bench/gpu_prepare.sh here. Two calls, the second at once after the
+# first, while the machine is still warm (30 s) and keeps what the first built (.gpu/site):
 #
-#   call 1, carry [".gpu"], timeout 600:      bash bench/gpu_device.sh build
+#   call 1, carry [".gpu"], timeout 600:    bash bench/gpu_device.sh build
 #     builds llama-cpp-python 0.3.36 from the trimmed sdist with CUDA for sm_90 only (16 jobs, no
 #     llava: about 5 minutes), writes a GGUF of Qwen2.5-1.5B's real shape with random f16 weights
-#     (3.1 GB, bench/random_gguf.py), loads it in five children (numpy before llama_cpp, llama_cpp
-#     first, numpy first with one OpenBLAS thread, raggity's own probe, raggity's probe after numpy)
-#     with the loader's library order recorded, takes a cuda-gdb backtrace of any that crashes, and
-#     runs bench/gpu.py (CPU and GPU rows).
-#   call 2, carry [".gpu-a"], right after:    bash bench/gpu_device.sh part
-#   call 3, carry [".gpu-b"], right after:    bash bench/gpu_device.sh ask
-#     `rag ask` end to end on an index of docs/ built here. The pylance wheel (85 MB) is over what one
-#     call carries, so it travels in two parts; what calls 1 and 2 left (.gpu/site, .gpu-a) stays on
-#     a machine that is still warm (30 s after a call), so calls 2 and 3 must follow at once.
+#     (3.1 GB, bench/random_gguf.py), loads it in children that differ in one thing each (what was
+#     loaded before llama.cpp: numpy, numpy's OpenBLAS alone, nothing; OpenBLAS threads; libgomp
+#     preloaded; layers on the GPU or not; raggity's own probe) with the loader's library order
+#     recorded, takes a cuda-gdb backtrace of a child that crashes, and runs bench/gpu.py (CPU and
+#     GPU rows).
+#   call 2, carry [".gpu-a"], right after:  bash bench/gpu_device.sh ask
+#     `rag status`, two `rag ask` and `rag doctor` end to end on an index of docs/ built here. The
+#     pylance wheel (85 MB) is over what the first call can carry beside the sdist, so it travels
+#     alone, as its contents in tar.xz.
 #
 # Everything to keep is written under $OUT (8 files at most): gpu.txt, probes.txt, order.txt,
-# backtrace.txt, bench.jsonl, build.log (its tail), ask.txt.
+# backtrace.txt, bench.jsonl, build.log (its tail); ask.txt from call 2.
 set -uo pipefail
 stage=${1:-build}
 export PYTHONUNBUFFERED=1
@@ -77,31 +78,37 @@ models_and_probes() {
   note "model written in $((SECONDS - began)) s"
 
   local load="import llama_cpp; llama_cpp.Llama(model_path='$GGUF', n_gpu_layers=-1, n_ctx=2048, verbose=False); print('loaded')"
+  local cpu_load=${load/n_gpu_layers=-1/n_gpu_layers=0}
+  local openblas
+  openblas=$($PY -c "import numpy, pathlib; print(next(pathlib.Path(numpy.__file__).parent.parent.glob('numpy.libs/libscipy_openblas*.so')))" 2>/dev/null)
+  local gomp
+  gomp=$(ldd "$SITE/llama_cpp/lib/libggml-cpu.so" 2>/dev/null | awk '/libgomp/ {print $3}')
+  { echo "-- ldd"; for lib in "$SITE"/llama_cpp/lib/*.so; do echo "$(basename "$lib"): $(ldd "$lib" | awk '{print $1}' | tr '\n' ' ')"; done
+    echo "numpy's OpenBLAS: $openblas; llama.cpp's libgomp: $gomp"; } >>"$OUT/order.txt"
   probe numpy-first "$PY" -c "import numpy; $load"
   probe llama-first "$PY" -c "$load"
+  probe numpy-first-cpu-layers "$PY" -c "import numpy; $cpu_load"
   OPENBLAS_NUM_THREADS=1 probe numpy-first-openblas-1 "$PY" -c "import numpy; $load"
+  probe openblas-library-first "$PY" -c "import ctypes; ctypes.CDLL('$openblas'); $load"
+  LD_PRELOAD=$gomp probe numpy-first-gomp-preloaded "$PY" -c "import numpy; $load"
+  probe numpy-first-no-mmap "$PY" -c "import numpy; ${load/verbose=False/verbose=False, use_mmap=False}"
   probe raggity-probe "$PY" -m raggity.inference.generator_probe "$GGUF" --gpu-layers -1
   probe raggity-probe-after-numpy "$PY" -c "import numpy, runpy, sys
 sys.argv = ['probe', '$GGUF', '--gpu-layers', '-1']
 runpy.run_module('raggity.inference.generator_probe', run_name='__main__')"
   if grep -q "numpy-first: exit -" "$OUT/probes.txt"; then
-    timeout 300 cuda-gdb -q -batch -ex "set pagination off" -ex run -ex "bt 40" -ex "info threads" \
+    timeout 150 cuda-gdb -q -batch -ex "set pagination off" -ex run -ex "bt 40" -ex "info threads" \
       -ex "info sharedlibrary" --args "$PY" -c "import numpy; $load" >"$OUT/backtrace.txt" 2>&1
+    note "cuda-gdb exit $?"
   fi
   note "bench/gpu.py: 2,000-token prompt, 64 pieces decoded"
   $PY -m bench.gpu --gguf "$GGUF" --prompt-tokens 2000 --decode 64 --threads 16 | tee "$OUT/bench.jsonl"
 }
 
-part() {
-  ls -la .gpu-a | tee -a "$OUT/probes.txt"
-}
-
 ask() {
-  cat .gpu-a/pylance.whl.part-* .gpu-b/pylance.whl.part-* >"/tmp/$(cat .gpu-b/pylance.name)"
-  $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "/tmp/$(cat .gpu-b/pylance.name)" \
-    .gpu-b/tantivy-*.whl || exit 1
-  export PYTHONPATH="$SITE:$PWD/.gpu-b/site:$PWD"
-  local rag=("$PY" -m raggity.cli.main --config .gpu-b/raggity.toml)
+  (cd "$SITE" && xz -dc -T16 "$OLDPWD/.gpu-a/pylance.tar.xz" | tar xf -) || exit 1
+  export PYTHONPATH="$SITE:$PWD/.gpu/embedder:$PWD"
+  local rag=("$PY" -m raggity.cli.main --config .gpu/raggity.toml)
   {
     "${rag[@]}" status
     for question in "How do I run raggity's generator on a GPU?" "What does rag doctor check?"; do
