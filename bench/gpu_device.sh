@@ -60,16 +60,43 @@ build() {
   models_and_probes
 }
 
+# Why a build links libstdc++ statically: the flags in the environment, whether the compiler finds the
+# shared runtime's development link (libstdc++.so), and what a one-function C++ library links against,
+# as the toolchain builds it and with the fix below.
+toolchain() {
+  local so
+  so=$(g++ -print-file-name=libstdc++.so.6)
+  [[ $so == /* ]] || so=/lib/x86_64-linux-gnu/libstdc++.so.6  # the compiler did not find it by name
+  printf '#include <sstream>\nextern "C" long f(long v) { std::ostringstream o; o << v; return (long)o.str().size(); }\n' >/tmp/f.cpp
+  { env | grep -E '^(C|CXX|LD|CPP|CUDA|NVCC)?FLAGS=|^(CC|CXX|CUDAHOSTCXX|CMAKE_[A-Z_]*)=' || echo "(no compiler or linker flags in the environment)"
+    g++ --version | head -1; cmake --version | head -1
+    echo "libstdc++.so: $(g++ -print-file-name=libstdc++.so)"; echo "libstdc++.a: $(g++ -print-file-name=libstdc++.a)"
+    echo "libstdc++.so.6: $so"
+    g++ -fPIC -shared /tmp/f.cpp -o /tmp/f.so && echo "as built: $(ldd /tmp/f.so | grep -c 'libstdc++') shared runtime, $(nm -D --defined-only /tmp/f.so | grep -c _ZNSt6locale) runtime locale symbols"
+    g++ -fPIC -shared /tmp/f.cpp -o /tmp/f-fixed.so "$so" && echo "with the fix: $(ldd /tmp/f-fixed.so | grep -c 'libstdc++') shared runtime, $(nm -D --defined-only /tmp/f-fixed.so | grep -c _ZNSt6locale) runtime locale symbols"
+    g++ -fPIC -shared /tmp/f.cpp -o /tmp/f.so -Wl,-t 2>&1 | grep -i stdc
+    $PY -c "from pathlib import Path; from raggity.inference.llama_runtime import private_cxx_runtime as p; print('checker, toolchain build:', p(Path('/tmp/f.so')), '; fixed:', p(Path('/tmp/f-fixed.so')))"
+  } >"$OUT/toolchain.txt" 2>&1
+}
+
 compile() {
-  note "build: llama-cpp-python 0.3.36, CUDA sm_90, 16 jobs"
+  toolchain
+  # The fix (docs/models.md): the shared C++ runtime named on every link line, so that no llama.cpp
+  # library carries a copy of its own.
+  local so
+  so=$(g++ -print-file-name=libstdc++.so.6)
+  [[ $so == /* ]] || so=/lib/x86_64-linux-gnu/libstdc++.so.6  # the compiler did not find it by name
+  note "build: llama-cpp-python 0.3.36, CUDA sm_90, 16 jobs, C++ runtime $so"
   local began=$SECONDS
-  CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip install --no-index --no-deps --no-build-isolation --no-compile --target "$SITE" \
-    .gpu/llama_cpp_python-0.3.36-trimmed.tar.gz >/tmp/build.log 2>&1
+  CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF -DCMAKE_CXX_STANDARD_LIBRARIES=$so -DCMAKE_CUDA_STANDARD_LIBRARIES=$so" \
+    CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -v --no-index --no-deps --no-build-isolation --no-compile \
+    --target "$SITE" .gpu/llama_cpp_python-0.3.36-trimmed.tar.gz >/tmp/build.log 2>&1
   local rc=$?
-  tail -n 300 /tmp/build.log >"$OUT/build.log"
+  tail -n 100 /tmp/build.log >"$OUT/build.log"
+  grep -E "Linking|-shared " /tmp/build.log | tail -n 14 | cut -c1-3000 >"$OUT/links.txt"
   note "build exit $rc in $((SECONDS - began)) s; $(ls "$SITE/llama_cpp/lib" 2>/dev/null | tr '\n' ' ')"
   ((rc == 0)) || exit 1
+  note "private C++ runtime: $($PY -c "from raggity.inference.llama_runtime import native_library, private_cxx_runtime as p; print(p(native_library()))")"
 }
 
 models_and_probes() {
@@ -86,18 +113,13 @@ models_and_probes() {
   { echo "-- ldd"; for lib in "$SITE"/llama_cpp/lib/*.so; do echo "$(basename "$lib"): $(ldd "$lib" | awk '{print $1}' | tr '\n' ' ')"; done
     echo "numpy's OpenBLAS: $openblas; llama.cpp's libgomp: $gomp"; } >>"$OUT/order.txt"
   probe numpy-first "$PY" -c "import numpy; $load"
-  probe llama-first "$PY" -c "$load"
   probe numpy-first-cpu-layers "$PY" -c "import numpy; $cpu_load"
-  OPENBLAS_NUM_THREADS=1 probe numpy-first-openblas-1 "$PY" -c "import numpy; $load"
-  probe openblas-library-first "$PY" -c "import ctypes; ctypes.CDLL('$openblas'); $load"
-  LD_PRELOAD=$gomp probe numpy-first-gomp-preloaded "$PY" -c "import numpy; $load"
-  probe numpy-first-no-mmap "$PY" -c "import numpy; ${load/verbose=False/verbose=False, use_mmap=False}"
-  probe raggity-probe "$PY" -m raggity.inference.generator_probe "$GGUF" --gpu-layers -1
-  probe raggity-probe-after-numpy "$PY" -c "import numpy, runpy, sys
+  probe llama-first-then-pyarrow "$PY" -c "$load; import pyarrow; print(pyarrow.array(['', 'x']).to_pylist())"
+  probe raggity-probe-after-numpy "$PY" -c "import numpy, pyarrow, runpy, sys
 sys.argv = ['probe', '$GGUF', '--gpu-layers', '-1']
 runpy.run_module('raggity.inference.generator_probe', run_name='__main__')"
   if grep -q "numpy-first: exit -" "$OUT/probes.txt"; then
-    timeout 150 cuda-gdb -q -batch -ex "set pagination off" -ex run -ex "bt 40" -ex "info threads" \
+    timeout 100 cuda-gdb -q -batch -ex "set pagination off" -ex run -ex "bt 40" -ex "info threads" \
       -ex "info sharedlibrary" --args "$PY" -c "import numpy; $load" >"$OUT/backtrace.txt" 2>&1
     note "cuda-gdb exit $?"
   fi

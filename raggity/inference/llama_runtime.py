@@ -31,23 +31,25 @@ def sleeping_threads_environment(environ: dict[str, str]) -> dict[str, str]:
     return {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
-# A CUDA build of llama-cpp-python 0.3.36 crashed (SIGSEGV while the model loads) whenever numpy had
-# been imported before llama_cpp, and ran when llama_cpp came first (issue 43; an H200 machine, numpy
-# 2.5.2 with scipy-openblas 0.3.34). `import llama_cpp` imports numpy itself, right after it opens its
-# native library, so at model-load time both orders hold the same libraries and numpy's OpenBLAS thread
-# pool (started when numpy is imported); what differs is only the order the shared libraries were
-# loaded in: llama.cpp's (ggml, libgomp, the CUDA libraries) before or after numpy's (OpenBLAS,
-# libgfortran). Which constructor or runtime that order trips is not established (no GPU in this
-# session; docs/models.md, "Running on a GPU"). So a process that will generate opens llama.cpp's
-# library first, here, before anything imports numpy: the order that was seen to work. It is the
-# library alone, through ctypes, because the bindings module imports numpy.
+# A llama.cpp whose libraries carry their own copy of the C++ runtime (libstdc++ linked statically,
+# its symbols exported) cannot share a process with other C++ libraries: llama_cpp opens its library
+# with RTLD_GLOBAL, and from then on the two copies of the runtime are mixed. Seen on a GPU machine
+# whose build linked libstdc++ statically (issue 43; docs/models.md, "Running on a GPU"): with numpy
+# imported first, SIGSEGV in llama.cpp's own `ostream << long` (the runtime's locale facets) while the
+# model loads; with llama.cpp first, pyarrow's import aborted with "free(): invalid pointer". No
+# import order works, so such a build is refused, with its fix, before it is loaded for generation.
+# std::locale::classic(): defined by the C++ runtime alone, and used by every stream.
+_RUNTIME_SYMBOL = "_ZNSt6locale7classicEv"
+REBUILD_FIX = (
+    "rebuild llama-cpp-python against the shared C++ runtime (docs/models.md, 'Running on a GPU'), "
+    "or set [generation] gpu_layers = 0 and reinstall the CPU build: make install"
+)
 # The names llama_cpp's own loader tries, in its order (llama_cpp/_ctypes_extensions.py).
 _NATIVE_NAMES = {
     "linux": ("libllama.so",),
     "darwin": ("libllama.so", "libllama.dylib"),
     "win32": ("llama.dll", "libllama.dll"),
 }
-_native: list[ctypes.CDLL] = []
 
 
 def native_library() -> Path | None:
@@ -65,26 +67,44 @@ def native_library() -> Path | None:
     return next((folder / name for name in names if (folder / name).is_file()), None)
 
 
-def load_native_first() -> bool:
-    """Opens llama.cpp's native library now, before numpy, in a process that will generate (see
-    above). True when llama.cpp's library is loaded and numpy was not yet imported: the order the
-    GPU build needs. Sets the OpenMP wait policy first, since the runtime reads it when it loads."""
-    os.environ.update(sleeping_threads_environment(dict(os.environ)))
-    if "numpy" in sys.modules:
-        return False
-    library = native_library()
-    if library is None:
-        return False
+class _SymbolInfo(ctypes.Structure):
+    _fields_ = [  # noqa: RUF012 - ctypes reads the class attribute
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def private_cxx_runtime(library: Path) -> Path | None:
+    """The file, `library` or one it loads, that holds its own exported copy of libstdc++ (where the
+    dynamic loader finds the runtime's symbols for it); None where that is the shared libstdc++, or
+    the library uses another runtime (libc++, MSVC's) or exports none of it."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        _native.append(ctypes.CDLL(str(library)))
-    except OSError:
-        return False  # the bindings' own import reports a build that cannot load, with its fix
-    return True
+        address = ctypes.cast(getattr(ctypes.CDLL(str(library)), _RUNTIME_SYMBOL), ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None  # a library that cannot load is reported by the bindings' import, with its fix
+    info = _SymbolInfo()
+    dladdr = ctypes.CDLL(None).dladdr  # glibc: in libc itself since 2.34, in the process before
+    if not dladdr(ctypes.c_void_p(address), ctypes.byref(info)) or not info.dli_fname:
+        return None
+    owner = Path(os.fsdecode(info.dli_fname))
+    return None if owner.name.startswith("libstdc++") else owner
 
 
 def bindings() -> Any:
     """The `llama_cpp` module, its OpenMP runtime told to let idle threads sleep."""
     os.environ.update(sleeping_threads_environment(dict(os.environ)))
+    library = native_library()
+    owner = private_cxx_runtime(library) if library is not None else None
+    if owner is not None:
+        raise ModelError(
+            f"llama.cpp's library {owner} carries its own copy of the C++ runtime (libstdc++ linked "
+            "statically), which crashes beside numpy and pyarrow",
+            REBUILD_FIX,
+        )
     try:
         import llama_cpp  # noqa: PLC0415 - loads the runtime on first use
     except ImportError as exc:  # the compiled extension failed to build or load
