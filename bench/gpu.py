@@ -4,9 +4,8 @@ a GPU").
 
     python -m bench.gpu [--model NAME | --gguf PATH] [--prompt-tokens 2000] [--decode 64]
 
-Each device runs in a child process of its own that loads the generator as `rag ask` does (llama.cpp's
-native library before numpy, raggity/inference/llama_runtime.py), so a build that crashes ends one
-row, not the run. Per device: load time; the judgement (the model's reading of one forced reply over
+Each device runs in a child process of its own that loads the generator as `rag ask` does, so a
+build that crashes ends one row, not the run. Per device: load time; the judgement (the model's reading of one forced reply over
 the whole prompt, from an empty cache: prefill alone, as every answer starts); time to first text
 (prefill plus the first streamed piece, through the generator's own `stream`); and decoding speed
 over `--decode` pieces with the end-of-text token held off, so that a model with random weights
@@ -48,10 +47,7 @@ def _messages(sources: list[str]) -> list[dict[str, str]]:
 
 def one(gguf: Path, device: str, prompt_tokens: int, decode: int, threads: int) -> dict[str, Any]:
     """One device's row, measured in this process."""
-    from raggity.inference.llama_runtime import load_native_first  # noqa: PLC0415 - before numpy
-
-    native_first = load_native_first()
-    from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - after the native library
+    from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - the parent needs no model runtime
 
     began = time.perf_counter()
     generator = LlamaGenerator(
@@ -86,7 +82,6 @@ def one(gguf: Path, device: str, prompt_tokens: int, decode: int, threads: int) 
         "device": device,
         "gpu_layers": generator.gpu_layers,
         "threads": generator.threads,
-        "native_first": native_first,
         "load_s": round(loaded, 3),
         "prompt_tokens": size,
         "judgement_s": round(judgement, 3),

@@ -3,21 +3,24 @@
 # the repository root, after bench/gpu_prepare.sh here. Two calls, the second at once after the
 # first, while the machine is still warm (30 s) and keeps what the first built (.gpu/site):
 #
-#   call 1, carry [".gpu"], timeout 600:    bash bench/gpu_device.sh build
-#     builds llama-cpp-python 0.3.36 from the trimmed sdist with CUDA for sm_90 only (16 jobs, no
-#     llava: about 5 minutes), writes a GGUF of Qwen2.5-1.5B's real shape with random f16 weights
-#     (3.1 GB, bench/random_gguf.py), loads it in children that differ in one thing each (what was
-#     loaded before llama.cpp: numpy, numpy's OpenBLAS alone, nothing; OpenBLAS threads; libgomp
-#     preloaded; layers on the GPU or not; raggity's own probe) with the loader's library order
-#     recorded, takes a cuda-gdb backtrace of a child that crashes, and runs bench/gpu.py (CPU and
-#     GPU rows).
+#   call 1, carry [".gpu"], timeout 420:    bash bench/gpu_device.sh build
+#     records the toolchain (compiler flags in the environment, where the C++ runtime is, what a
+#     one-function library links against), builds llama-cpp-python 0.3.36 from the trimmed sdist
+#     with CUDA for sm_90 only and the shared C++ runtime named on every link line (16 jobs, no
+#     llava: 252 s), checks no library carries its own runtime, writes a GGUF of Qwen2.5-1.5B's
+#     real shape with random f16 weights (3.6 GB, 35 s, bench/random_gguf.py), loads it in children
+#     (numpy first, with GPU and CPU layers; llama.cpp first and then pyarrow; raggity's probe after
+#     numpy) with the loader's library order recorded, takes a cuda-gdb backtrace of a child that
+#     crashes, and runs bench/gpu.py (CPU and GPU rows). About 300 s.
 #   call 2, carry [".gpu-a"], right after:  bash bench/gpu_device.sh ask
 #     `rag status`, two `rag ask` and `rag doctor` end to end on an index of docs/ built here. The
 #     pylance wheel (85 MB) is over what the first call can carry beside the sdist, so it travels
 #     alone, as its contents in tar.xz.
 #
-# Everything to keep is written under $OUT (8 files at most): gpu.txt, probes.txt, order.txt,
-# backtrace.txt, bench.jsonl, build.log (its tail); ask.txt from call 2.
+# Run on an H200 on 27 Nov 2026: bench/results/gpu_h200_27nov/ (its README says which version of this
+# script gave which file). Everything to keep is written under $OUT (8 files at most): gpu.txt,
+# toolchain.txt, probes.txt, order.txt, links.txt, backtrace.txt, bench.jsonl, build.log (its
+# tail); ask.txt from call 2.
 set -uo pipefail
 stage=${1:-build}
 export PYTHONUNBUFFERED=1
@@ -75,6 +78,9 @@ toolchain() {
     g++ -fPIC -shared /tmp/f.cpp -o /tmp/f.so && echo "as built: $(ldd /tmp/f.so | grep -c 'libstdc++') shared runtime, $(nm -D --defined-only /tmp/f.so | grep -c _ZNSt6locale) runtime locale symbols"
     g++ -fPIC -shared /tmp/f.cpp -o /tmp/f-fixed.so "$so" && echo "with the fix: $(ldd /tmp/f-fixed.so | grep -c 'libstdc++') shared runtime, $(nm -D --defined-only /tmp/f-fixed.so | grep -c _ZNSt6locale) runtime locale symbols"
     g++ -fPIC -shared /tmp/f.cpp -o /tmp/f.so -Wl,-t 2>&1 | grep -i stdc
+    if [[ -n ${CXX:-} ]]; then  # the compiler CMake uses
+      "$CXX" -fPIC -shared /tmp/f.cpp -o /tmp/f-cxx.so && echo "as \$CXX ($CXX) builds it: $(ldd /tmp/f-cxx.so | grep -c 'libstdc++') shared runtime, $(nm -D --defined-only /tmp/f-cxx.so | grep -c _ZNSt6locale) runtime locale symbols"
+    fi
     $PY -c "from pathlib import Path; from raggity.inference.llama_runtime import private_cxx_runtime as p; print('checker, toolchain build:', p(Path('/tmp/f.so')), '; fixed:', p(Path('/tmp/f-fixed.so')))"
   } >"$OUT/toolchain.txt" 2>&1
 }

@@ -20,9 +20,8 @@ NAME = "generator run"
 # of a packaged model also joins its parts (4 s).
 TIMEOUT_S = 300.0
 GPU_CRASH_FIX = (
-    "a CUDA build of llama-cpp-python crashed like this when numpy was loaded before llama.cpp; "
-    "raggity loads llama.cpp first, so set [generation] gpu_layers = 0 to answer on the CPU, and see "
-    "docs/models.md, 'Running on a GPU'"
+    "set [generation] gpu_layers = 0 to answer on the CPU, and see docs/models.md, 'Running on a GPU', "
+    "for a GPU build that was run"
 )
 CPU_CRASH_FIX = "reinstall llama-cpp-python (make install), or try another [generation] model"
 

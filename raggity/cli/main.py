@@ -57,10 +57,6 @@ PathOption = Annotated[
 ]
 
 
-# The commands that may load the generator (`rag search` never does; `rag doctor` loads it in a child).
-GENERATING_COMMANDS = frozenset({"ask", "chat", "mcp", "eval", "calibrate", "graph-build"})
-
-
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -79,10 +75,6 @@ def main(
         exit_without_finalizing()  # a short process (cli/short_process.py)
     else:
         resume_collector()  # only a search runs without it (cli/short_process.py)
-    if ctx.invoked_subcommand in GENERATING_COMMANDS:
-        from raggity.api.generation_process import prepare_to_generate  # noqa: PLC0415 - only commands that generate load it
-
-        prepare_to_generate()  # llama.cpp's library before numpy's: a CUDA build needs that order
 
 
 @app.command()

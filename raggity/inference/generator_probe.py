@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from raggity.core.errors import RaggityError
-from raggity.inference.llama_runtime import load_native_first
+from raggity.inference.generator import LlamaGenerator
 
 
 def main() -> None:
@@ -25,9 +25,6 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--tokens", type=int, default=4)
     args = parser.parse_args()
-    native_first = load_native_first()  # as every generating command does, before numpy
-    from raggity.inference.generator import LlamaGenerator  # noqa: PLC0415 - after the native library
-
     started = time.perf_counter()
     try:
         generator = LlamaGenerator(
@@ -41,7 +38,6 @@ def main() -> None:
         generator.stream([{"role": "user", "content": "Say hello."}], max_tokens=args.tokens, temperature=0.0)
     )
     report = {
-        "native_first": native_first,
         "gpu_offload_supported": generator.gpu_offload_supported,
         "gpu_layers": generator.gpu_layers,
         "load_seconds": round(loaded - started, 3),

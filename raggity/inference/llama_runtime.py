@@ -68,7 +68,7 @@ def native_library() -> Path | None:
 
 
 class _SymbolInfo(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012 - ctypes reads the class attribute
+    _fields_ = [
         ("dli_fname", ctypes.c_char_p),
         ("dli_fbase", ctypes.c_void_p),
         ("dli_sname", ctypes.c_char_p),
