@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
+import struct
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from raggity.core.errors import ModelError
 
@@ -32,17 +32,23 @@ def sleeping_threads_environment(environ: dict[str, str]) -> dict[str, str]:
 
 
 # A llama.cpp whose libraries carry their own copy of the C++ runtime (libstdc++ linked statically,
-# its symbols exported) cannot share a process with other C++ libraries: llama_cpp opens its library
-# with RTLD_GLOBAL, and from then on the two copies of the runtime are mixed. Seen on a GPU machine
-# whose build linked libstdc++ statically (issue 43; docs/models.md, "Running on a GPU"): with numpy
-# imported first, SIGSEGV in llama.cpp's own `ostream << long` (the runtime's locale facets) while the
-# model loads; with llama.cpp first, pyarrow's import aborted with "free(): invalid pointer". No
-# import order works, so such a build is refused, with its fix, before it is loaded for generation.
+# its symbols exported) is a second C++ runtime beside the libstdc++.so.6 that numpy, pyarrow and
+# onnxruntime load, and the dynamic loader binds some symbols across the two (the locale facets' ids,
+# STB_GNU_UNIQUE) whatever mode the library is opened in: LD_DEBUG=bindings shows the same bindings
+# under RTLD_LOCAL as under RTLD_GLOBAL. Seen on a GPU machine whose build linked libstdc++
+# statically (issue 43; docs/models.md, "The CUDA build and the C++ runtime"): with numpy imported
+# first, SIGSEGV in libggml-cuda's own `ostream << long` while the model loads; with llama.cpp's
+# library opened first (by ctypes, RTLD_LOCAL), `rag ask` aborted in pyarrow's import with
+# "free(): invalid pointer". No import order works, so such a build is refused, with its fix,
+# before it is loaded. The check reads the libraries' dynamic symbol tables and loads none of them:
+# opening one was enough for that abort, and `rag doctor` must name the build, not die of it.
 # std::locale::classic(): defined by the C++ runtime alone, and used by every stream.
-_RUNTIME_SYMBOL = "_ZNSt6locale7classicEv"
+_RUNTIME_SYMBOL = b"_ZNSt6locale7classicEv"
+# `make install` would not replace it: pip keeps an installed build of the pinned version.
+CPU_REINSTALL = ".venv/bin/pip install --force-reinstall --no-cache-dir --no-deps llama-cpp-python==0.3.36"
 REBUILD_FIX = (
     "rebuild llama-cpp-python against the shared C++ runtime (docs/models.md, 'Running on a GPU'), "
-    "or set [generation] gpu_layers = 0 and reinstall the CPU build: make install"
+    f"or reinstall the CPU build: {CPU_REINSTALL}"
 )
 # The names llama_cpp's own loader tries, in its order (llama_cpp/_ctypes_extensions.py).
 _NATIVE_NAMES = {
@@ -67,31 +73,72 @@ def native_library() -> Path | None:
     return next((folder / name for name in names if (folder / name).is_file()), None)
 
 
-class _SymbolInfo(ctypes.Structure):
-    _fields_ = [
-        ("dli_fname", ctypes.c_char_p),
-        ("dli_fbase", ctypes.c_void_p),
-        ("dli_sname", ctypes.c_char_p),
-        ("dli_saddr", ctypes.c_void_p),
-    ]
+# ELF layouts by class (1: 32-bit, 2: 64-bit): where the section header table's offset and its
+# entries' size and count are, a section header, a symbol, and where a symbol's section index is.
+_ELF = {
+    1: (0x20, "I", 0x2E, "10I", "IIIBBH", 5),
+    2: (0x28, "Q", 0x3A, "IIQQQQIIQQ", "IBBHQQ", 3),
+}
+_DYNSYM = 11  # SHT_DYNSYM: the symbols the dynamic loader sees
+
+
+def _read(file: BinaryIO, offset: int, size: int) -> bytes:
+    file.seek(offset)
+    return file.read(size)
+
+
+def exports_definition(path: Path, symbol: bytes) -> bool:
+    """Whether the ELF library `path` defines `symbol` in its dynamic symbol table, read from the
+    file without loading it; False for a file that is not an ELF library or cannot be read."""
+    try:
+        with path.open("rb") as file:
+            ident = file.read(16)
+            if ident[:4] != b"\x7fELF" or ident[4] not in _ELF or ident[5] not in (1, 2):
+                return False
+            shoff_at, shoff_format, counts_at, section_format, symbol_format, shndx = _ELF[ident[4]]
+            order = "<" if ident[5] == 1 else ">"
+            file.seek(shoff_at)
+            (shoff,) = struct.unpack(order + shoff_format, file.read(struct.calcsize(shoff_format)))
+            file.seek(counts_at)
+            entry_size, count = struct.unpack(order + "HH", file.read(4))
+            file.seek(shoff)
+            table = file.read(entry_size * count)
+            sections = [
+                struct.unpack_from(order + section_format, table, i * entry_size) for i in range(count)
+            ]
+
+            for section in sections:
+                if section[1] != _DYNSYM:
+                    continue
+                strings = sections[section[6]]  # sh_link: its string table
+                names = _read(file, strings[4], strings[5])  # sh_offset, sh_size
+                # Every offset where the name starts (a string table may share a longer name's tail).
+                offsets, at = set(), names.find(symbol + b"\0")
+                while at >= 0:
+                    offsets.add(at)
+                    at = names.find(symbol + b"\0", at + 1)
+                if any(
+                    entry[0] in offsets and entry[shndx] != 0  # a definition, not an undefined reference
+                    for entry in struct.iter_unpack(
+                        order + symbol_format, _read(file, section[4], section[5])
+                    )
+                ):
+                    return True
+    except (OSError, struct.error, IndexError):
+        return False  # a library that cannot be read will not load either: the bindings' import says so
+    return False
 
 
 def private_cxx_runtime(library: Path) -> Path | None:
-    """The file, `library` or one it loads, that holds its own exported copy of libstdc++ (where the
-    dynamic loader finds the runtime's symbols for it); None where that is the shared libstdc++, or
-    the library uses another runtime (libc++, MSVC's) or exports none of it."""
+    """The file among llama.cpp's libraries (`library` and the ggml libraries beside it) that exports
+    its own copy of libstdc++; None where none does (they use the shared libstdc++.so.6, another
+    runtime such as libc++, or keep their copy hidden). Each file is read, none loaded. The ggml
+    libraries are read one by one because a backend such as libggml-cuda.so is only a dependency of
+    a dependency of libllama.so, behind libstdc++.so.6 in the loader's search order."""
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        address = ctypes.cast(getattr(ctypes.CDLL(str(library)), _RUNTIME_SYMBOL), ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        return None  # a library that cannot load is reported by the bindings' import, with its fix
-    info = _SymbolInfo()
-    dladdr = ctypes.CDLL(None).dladdr  # glibc: in libc itself since 2.34, in the process before
-    if not dladdr(ctypes.c_void_p(address), ctypes.byref(info)) or not info.dli_fname:
-        return None
-    owner = Path(os.fsdecode(info.dli_fname))
-    return None if owner.name.startswith("libstdc++") else owner
+    siblings = sorted(path for path in library.parent.glob("libggml*.so") if path.name != library.name)
+    return next((path for path in (library, *siblings) if exports_definition(path, _RUNTIME_SYMBOL)), None)
 
 
 def bindings() -> Any:
@@ -102,13 +149,17 @@ def bindings() -> Any:
     if owner is not None:
         raise ModelError(
             f"llama.cpp's library {owner} carries its own copy of the C++ runtime (libstdc++ linked "
-            "statically), which crashes beside numpy and pyarrow",
+            "statically), which can crash beside numpy and pyarrow",
             REBUILD_FIX,
         )
     try:
         import llama_cpp  # noqa: PLC0415 - loads the runtime on first use
-    except ImportError as exc:  # the compiled extension failed to build or load
-        raise ModelError(f"llama-cpp-python is not importable: {exc}", "reinstall: make install") from exc
+    except (ImportError, OSError, RuntimeError) as exc:  # its loader raises the last two for its library
+        override = os.environ.get("LLAMA_CPP_LIB_PATH")
+        fix = f"point LLAMA_CPP_LIB_PATH ({override}) at a working build, or unset it" if override else ""
+        raise ModelError(
+            f"llama-cpp-python is not importable: {exc}", fix or f"reinstall it: {CPU_REINSTALL}"
+        ) from exc
     return llama_cpp
 
 
