@@ -46,9 +46,13 @@ def sleeping_threads_environment(environ: dict[str, str]) -> dict[str, str]:
 _RUNTIME_SYMBOL = b"_ZNSt6locale7classicEv"
 # `make install` would not replace it: pip keeps an installed build of the pinned version.
 CPU_REINSTALL = ".venv/bin/pip install --force-reinstall --no-cache-dir --no-deps llama-cpp-python==0.3.36"
+# The same compiler would link a CPU rebuild the same way, so the fix names the runtime on the link
+# lines whatever the backend (docs/models.md, "Running on a GPU", gives the whole CUDA command).
 REBUILD_FIX = (
-    "rebuild llama-cpp-python against the shared C++ runtime (docs/models.md, 'Running on a GPU'), "
-    f"or reinstall the CPU build: {CPU_REINSTALL}"
+    'rebuild it with the shared runtime named: CMAKE_ARGS="<your backend flags> '
+    "-DCMAKE_CXX_STANDARD_LIBRARIES=$(g++ -print-file-name=libstdc++.so.6) "
+    '-DCMAKE_CUDA_STANDARD_LIBRARIES=$(g++ -print-file-name=libstdc++.so.6)" '
+    f"{CPU_REINSTALL} (docs/models.md, 'Running on a GPU')"
 )
 # The names llama_cpp's own loader tries, in its order (llama_cpp/_ctypes_extensions.py).
 _NATIVE_NAMES = {
