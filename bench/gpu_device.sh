@@ -92,9 +92,13 @@ compile() {
   local so
   so=$(g++ -print-file-name=libstdc++.so.6)
   [[ $so == /* ]] || so=/lib/x86_64-linux-gnu/libstdc++.so.6  # the compiler did not find it by name
-  note "build: llama-cpp-python 0.3.36, CUDA sm_90, 16 jobs, C++ runtime $so"
+  local runtime="-DCMAKE_CXX_STANDARD_LIBRARIES=$so -DCMAKE_CUDA_STANDARD_LIBRARIES=$so"
+  # PLAIN_BUILD=1: the build without the fix, to see raggity's check name the library that carries
+  # a copy (a build of the 27 Nov kind; not yet run with the check).
+  [[ -n ${PLAIN_BUILD:-} ]] && runtime=""
+  note "build: llama-cpp-python 0.3.36, CUDA sm_90, 16 jobs, runtime flags: ${runtime:-none}"
   local began=$SECONDS
-  CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF -DCMAKE_CXX_STANDARD_LIBRARIES=$so -DCMAKE_CUDA_STANDARD_LIBRARIES=$so" \
+  CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF $runtime" \
     CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -v --no-index --no-deps --no-build-isolation --no-compile \
     --target "$SITE" .gpu/llama_cpp_python-0.3.36-trimmed.tar.gz >/tmp/build.log 2>&1
   local rc=$?
